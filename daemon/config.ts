@@ -1,0 +1,163 @@
+/**
+ * Daemon configuration: one typed options object, each option with its
+ * default, environment variable and meaning. Flags override environment,
+ * environment overrides defaults. Validated at start-up with a clear message.
+ */
+import os from 'node:os';
+
+export interface DaemonConfig {
+  /** Postgres connection string. Empty in embedded mode (set by `timelane dev`). */
+  databaseUrl: string;
+  /** Schema holding timelane's tables. */
+  databaseSchema: string;
+  /** Postgres pool size. */
+  databasePoolSize: number;
+  /** Redis connection string; empty => shard leases and fences live in Postgres. */
+  redisUrl: string;
+  /** Prefix of every Redis key this cluster uses. */
+  redisPrefix: string;
+  /** This daemon's member id (unique in the cluster). */
+  memberId: string;
+  /** gRPC listen address host:port. */
+  grpcAddress: string;
+  /** Address peers and clients use to reach this daemon (defaults to grpcAddress). */
+  advertiseAddress: string;
+  /** Prometheus metrics listen address host:port; empty disables. */
+  metricsAddress: string;
+  /** Shard count used when the cluster is first initialised by `migrate`. */
+  shardCount: number;
+  /** Pin this daemon to a shard range ("0-63,128") — sidecar mode. Empty => balanced. */
+  shards: string;
+  /** Adopt shards whose pinned owner is gone (sidecar standby). */
+  adoptOrphans: boolean;
+  /** Shard lease TTL in ms. */
+  leaseTtlMs: number;
+  /** Fast-lane window W in ms: runs due within it are kept in memory. */
+  windowMs: number;
+  /** Most runs kept in memory across all shards (back-pressure shrinks the window). */
+  maxInWindow: number;
+  /** How often the loader extends the window, in ms. */
+  loadIntervalMs: number;
+  /** How often the repair scan re-reads the loaded window, in ms. */
+  repairIntervalMs: number;
+  /** How often expired delivery leases are reclaimed, in ms. */
+  reapIntervalMs: number;
+  /** Default delivery lease of a fired run, in ms. */
+  defaultRunLeaseMs: number;
+  /** Largest accepted payload, in bytes. */
+  maxPayloadBytes: number;
+  /** Apply migrations on start (embedded/dev mode); production runs `timelane migrate`. */
+  migrateOnStart: boolean;
+  /** Log level: fatal, error, warn, info, debug, trace, silent. */
+  logLevel: string;
+}
+
+export interface OptionSpec {
+  key: keyof DaemonConfig;
+  flag: string;
+  env: string;
+  description: string;
+  default: string | number | boolean;
+}
+
+/** Every setting, documented once: used by `--help`, the README table and validation. */
+export const OPTION_SPECS: readonly OptionSpec[] = [
+  { key: 'databaseUrl', flag: '--database-url <url>', env: 'DATABASE_URL', description: 'PostgreSQL connection string (required for `daemon`)', default: '' },
+  { key: 'databaseSchema', flag: '--database-schema <name>', env: 'TIMELANE_DATABASE_SCHEMA', description: 'schema holding timelane tables', default: 'timelane' },
+  { key: 'databasePoolSize', flag: '--database-pool-size <n>', env: 'TIMELANE_DATABASE_POOL_SIZE', description: 'Postgres connections in the pool', default: 16 },
+  { key: 'redisUrl', flag: '--redis-url <url>', env: 'REDIS_URL', description: 'Redis for shard leases and fencing tokens; unset => Postgres leases (single node)', default: '' },
+  { key: 'redisPrefix', flag: '--redis-prefix <prefix>', env: 'TIMELANE_REDIS_PREFIX', description: 'prefix of every Redis key', default: 'timelane:' },
+  { key: 'memberId', flag: '--member-id <id>', env: 'TIMELANE_MEMBER_ID', description: 'unique member id of this daemon', default: `${os.hostname()}-${process.pid}` },
+  { key: 'grpcAddress', flag: '--grpc-address <host:port>', env: 'TIMELANE_GRPC_ADDRESS', description: 'gRPC listen address', default: '127.0.0.1:7070' },
+  { key: 'advertiseAddress', flag: '--advertise-address <host:port>', env: 'TIMELANE_ADVERTISE_ADDRESS', description: 'address clients use to reach this daemon (default: grpc address)', default: '' },
+  { key: 'metricsAddress', flag: '--metrics-address <host:port>', env: 'TIMELANE_METRICS_ADDRESS', description: 'Prometheus /metrics listen address; "" disables', default: '127.0.0.1:9464' },
+  { key: 'shardCount', flag: '--shard-count <n>', env: 'TIMELANE_SHARD_COUNT', description: 'shards created by `migrate` on a new cluster (fixed afterwards)', default: 64 },
+  { key: 'shards', flag: '--shards <ranges>', env: 'TIMELANE_SHARDS', description: 'pin to shard ranges, e.g. "0-63" (sidecar mode); empty => balanced share', default: '' },
+  { key: 'adoptOrphans', flag: '--adopt-orphans', env: 'TIMELANE_ADOPT_ORPHANS', description: 'also own shards whose pinned owner is gone (standby)', default: false },
+  { key: 'leaseTtlMs', flag: '--lease-ttl-ms <ms>', env: 'TIMELANE_LEASE_TTL_MS', description: 'shard lease TTL', default: 3000 },
+  { key: 'windowMs', flag: '--window-ms <ms>', env: 'TIMELANE_WINDOW_MS', description: 'fast-lane window W: runs due within it are held in memory', default: 30_000 },
+  { key: 'maxInWindow', flag: '--max-in-window <n>', env: 'TIMELANE_MAX_IN_WINDOW', description: 'most runs held in memory (the window shrinks past it)', default: 1_000_000 },
+  { key: 'loadIntervalMs', flag: '--load-interval-ms <ms>', env: 'TIMELANE_LOAD_INTERVAL_MS', description: 'how often the loader extends the window', default: 1000 },
+  { key: 'repairIntervalMs', flag: '--repair-interval-ms <ms>', env: 'TIMELANE_REPAIR_INTERVAL_MS', description: 'how often the repair scan re-reads the loaded window', default: 10_000 },
+  { key: 'reapIntervalMs', flag: '--reap-interval-ms <ms>', env: 'TIMELANE_REAP_INTERVAL_MS', description: 'how often expired delivery leases are redelivered', default: 1000 },
+  { key: 'defaultRunLeaseMs', flag: '--default-run-lease-ms <ms>', env: 'TIMELANE_DEFAULT_RUN_LEASE_MS', description: 'delivery lease of a fired run when the job sets none', default: 30_000 },
+  { key: 'maxPayloadBytes', flag: '--max-payload-bytes <n>', env: 'TIMELANE_MAX_PAYLOAD_BYTES', description: 'largest accepted payload', default: 262_144 },
+  { key: 'migrateOnStart', flag: '--migrate-on-start', env: 'TIMELANE_MIGRATE_ON_START', description: 'apply migrations at start (dev); production runs `timelane migrate`', default: false },
+  { key: 'logLevel', flag: '--log-level <level>', env: 'TIMELANE_LOG_LEVEL', description: 'fatal|error|warn|info|debug|trace|silent', default: 'info' },
+];
+
+const NUMERIC_LIMITS: Partial<Record<keyof DaemonConfig, [number, number]>> = {
+  databasePoolSize: [2, 500],
+  shardCount: [1, 65_536],
+  leaseTtlMs: [500, 120_000],
+  windowMs: [1_000, 3_600_000],
+  maxInWindow: [1_000, 50_000_000],
+  loadIntervalMs: [50, 60_000],
+  repairIntervalMs: [100, 600_000],
+  reapIntervalMs: [50, 60_000],
+  defaultRunLeaseMs: [1_000, 3_600_000],
+  maxPayloadBytes: [1_024, 16_777_216],
+};
+
+/** Builds a config from defaults, then `env`, then `flags` (already parsed, keyed by option key). */
+export function resolveConfig(flags: Partial<Record<keyof DaemonConfig, unknown>>, env: NodeJS.ProcessEnv = process.env): DaemonConfig {
+  const out: Record<string, unknown> = {};
+  for (const spec of OPTION_SPECS) {
+    let raw: unknown = spec.default;
+    if (env[spec.env] !== undefined && env[spec.env] !== '') raw = env[spec.env];
+    if (flags[spec.key] !== undefined) raw = flags[spec.key];
+    out[spec.key] = coerce(spec, raw);
+  }
+  const cfg = out as unknown as DaemonConfig;
+  if (!cfg.advertiseAddress) cfg.advertiseAddress = cfg.grpcAddress;
+  validateConfig(cfg);
+  return cfg;
+}
+
+function coerce(spec: OptionSpec, raw: unknown): string | number | boolean {
+  const envName = `${spec.flag.split(' ')[0]} / ${spec.env}`;
+  if (typeof spec.default === 'number') {
+    const n = typeof raw === 'number' ? raw : Number(String(raw).replace(/_/g, ''));
+    if (!Number.isInteger(n)) throw new Error(`${envName}: must be an integer (got "${String(raw)}")`);
+    return n;
+  }
+  if (typeof spec.default === 'boolean') {
+    if (typeof raw === 'boolean') return raw;
+    const s = String(raw).toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(s)) return true;
+    if (['0', 'false', 'no', 'off', ''].includes(s)) return false;
+    throw new Error(`${envName}: must be true or false (got "${String(raw)}")`);
+  }
+  return String(raw);
+}
+
+export function validateConfig(cfg: DaemonConfig): void {
+  for (const [key, [lo, hi]] of Object.entries(NUMERIC_LIMITS) as [keyof DaemonConfig, [number, number]][]) {
+    const v = cfg[key] as number;
+    if (v < lo || v > hi) throw new Error(`${flagOf(key)}: must be between ${lo} and ${hi} (got ${v})`);
+  }
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(cfg.memberId)) throw new Error(`--member-id: 1..64 chars of [A-Za-z0-9_.-] (got "${cfg.memberId}")`);
+  if (!/^[^:]+:\d+$|^\[[^\]]+\]:\d+$/.test(cfg.grpcAddress)) throw new Error(`--grpc-address: must be host:port (got "${cfg.grpcAddress}")`);
+  if (cfg.metricsAddress && !/^[^:]+:\d+$/.test(cfg.metricsAddress)) throw new Error(`--metrics-address: must be host:port or "" (got "${cfg.metricsAddress}")`);
+  if (cfg.reapIntervalMs > cfg.defaultRunLeaseMs) throw new Error('--reap-interval-ms: must not exceed --default-run-lease-ms');
+  if (cfg.loadIntervalMs * 2 > cfg.windowMs) throw new Error('--load-interval-ms: must be at most half of --window-ms');
+}
+
+export function flagOf(key: keyof DaemonConfig): string {
+  return OPTION_SPECS.find((s) => s.key === key)?.flag.split(' ')[0] ?? key;
+}
+
+/** Parses "0-63,128,130-131" into sorted shard numbers below `shardCount`. */
+export function parseShardRanges(spec: string, shardCount: number): number[] {
+  const out = new Set<number>();
+  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part);
+    if (!m) throw new Error(`--shards: "${part}" is not N or N-M`);
+    const lo = Number(m[1]);
+    const hi = m[2] === undefined ? lo : Number(m[2]);
+    if (hi < lo) throw new Error(`--shards: range "${part}" is reversed`);
+    if (hi >= shardCount) throw new Error(`--shards: ${hi} is outside 0..${shardCount - 1}`);
+    for (let s = lo; s <= hi; s++) out.add(s);
+  }
+  return [...out].sort((a, b) => a - b);
+}

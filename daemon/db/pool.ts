@@ -1,0 +1,71 @@
+import pg from 'pg';
+import { mapStorageError } from './storage-errors.js';
+
+/** int8 (bigint) as a JS number: run ids and fences stay far below 2^53. */
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export interface DbOptions {
+  /** libpq connection string, e.g. postgres://user@host:5432/db. */
+  url: string;
+  /** Schema holding timelane's tables; created by `migrate`. @defaultValue "timelane" */
+  schema: string;
+  /** Pool size. @defaultValue 16 */
+  poolSize?: number;
+}
+
+export type Db = pg.Pool;
+export type Queryable = pg.Pool | pg.PoolClient | pg.Client;
+
+const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function assertSchemaName(schema: string): void {
+  if (!SCHEMA_RE.test(schema)) throw new Error(`database schema: must match ${SCHEMA_RE} (got "${schema}")`);
+}
+
+/** Connection config shared by the pool and the dedicated LISTEN client. */
+export function clientConfig(opts: DbOptions): pg.ClientConfig {
+  assertSchemaName(opts.schema);
+  return {
+    connectionString: opts.url,
+    options: `-c search_path=${opts.schema},public`,
+    connectionTimeoutMillis: 5_000,
+    keepAlive: true,
+  };
+}
+
+export function createPool(opts: DbOptions): Db {
+  const pool = new pg.Pool({ ...clientConfig(opts), max: opts.poolSize ?? 16, idleTimeoutMillis: 30_000 });
+  // An idle client losing its connection (Postgres restart) must not crash the daemon.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Runs a query and maps storage errors to domain errors. */
+export async function query<R extends pg.QueryResultRow>(db: Queryable, text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+  try {
+    return await db.query<R>(text, values);
+  } catch (err) {
+    throw mapStorageError(err);
+  }
+}
+
+/** Runs `fn` in one transaction on a dedicated client. */
+export async function transaction<T>(db: Db, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await db.connect();
+  } catch (err) {
+    throw mapStorageError(err);
+  }
+  try {
+    await query(client, 'BEGIN');
+    const result = await fn(client);
+    await query(client, 'COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw mapStorageError(err);
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,19 @@
+import { TimelaneError, unavailable } from '../errors.js';
+
+/** SQLSTATE classes that mean "the database is not reachable right now". */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+
+/** The one mapper from storage errors to domain errors. */
+export function mapStorageError(err: unknown): Error {
+  if (err instanceof TimelaneError) return err;
+  const e = err as { code?: string; message?: string };
+  const msg = e?.message ?? String(err);
+  if (
+    (e?.code && (UNAVAILABLE_STATES.has(e.code) || NETWORK_CODES.has(e.code))) ||
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i.test(msg)
+  ) {
+    return unavailable(`database unavailable: ${msg}`, err);
+  }
+  return err instanceof Error ? err : new Error(msg);
+}

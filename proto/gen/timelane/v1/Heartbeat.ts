@@ -1,0 +1,15 @@
+// Original file: proto/timelane/v1/timelane.proto
+
+import type { DeliveryRef as _timelane_v1_DeliveryRef, DeliveryRef__Output as _timelane_v1_DeliveryRef__Output } from '../../timelane/v1/DeliveryRef.js';
+
+export interface Heartbeat {
+  'ref'?: (_timelane_v1_DeliveryRef | null);
+  'progress'?: (number | string);
+  'checkpoint'?: (Buffer | Uint8Array | string);
+}
+
+export interface Heartbeat__Output {
+  'ref': (_timelane_v1_DeliveryRef__Output | null);
+  'progress': (number);
+  'checkpoint': (Buffer);
+}

@@ -1,0 +1,23 @@
+// Original file: proto/timelane/v1/timelane.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface ShardInfo {
+  'shard'?: (number);
+  'owner'?: (string);
+  'fence'?: (number | string | Long);
+  'runsInWindow'?: (number);
+  'nextDueAtMs'?: (number | string | Long);
+  'acquiredAtMs'?: (number | string | Long);
+  'ownedHere'?: (boolean);
+}
+
+export interface ShardInfo__Output {
+  'shard': (number);
+  'owner': (string);
+  'fence': (string);
+  'runsInWindow': (number);
+  'nextDueAtMs': (string);
+  'acquiredAtMs': (string);
+  'ownedHere': (boolean);
+}

@@ -1,0 +1,14 @@
+// Original file: proto/timelane/v1/timelane.proto
+
+
+export interface Subscribe {
+  'queues'?: (string)[];
+  'maxInFlight'?: (number);
+  'workerId'?: (string);
+}
+
+export interface Subscribe__Output {
+  'queues': (string)[];
+  'maxInFlight': (number);
+  'workerId': (string);
+}

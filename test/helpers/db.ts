@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createPool, type Db, type DbOptions } from '../../daemon/db/pool.js';
+import { migrate } from '../../daemon/db/migrate.js';
+
+/** The running test Postgres (trust auth). Override with TEST_DATABASE_URL. */
+export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${randomBytes(5).toString('hex')}`;
+}
+
+function urlFor(database: string, base = ADMIN_URL): string {
+  const u = new URL(base);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  opts: DbOptions;
+  pool: Db;
+  drop(): Promise<void>;
+}
+
+/**
+ * A fresh database for one test file, migrated with `shardCount` shards.
+ * `drop()` ends the pool and drops the database (terminating stragglers).
+ */
+export async function createTestDatabase(shardCount = 8, adminUrl = ADMIN_URL): Promise<TestDatabase> {
+  const name = uniqueName('tl_test');
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = urlFor(name, adminUrl);
+  const opts: DbOptions = { url, schema: 'timelane', poolSize: 8 };
+  await migrate(opts, shardCount);
+  const pool = createPool(opts);
+  return {
+    name,
+    url,
+    opts,
+    pool,
+    async drop() {
+      await pool.end().catch(() => undefined);
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
