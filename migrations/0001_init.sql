@@ -56,6 +56,8 @@ CREATE TABLE runs (
   worker_id        text,
   idempotency_key  text NOT NULL,
   error            text,
+  progress         double precision,
+  checkpoint       bytea,
   finished_at      timestamptz,
   created_at       timestamptz NOT NULL DEFAULT now()
 );

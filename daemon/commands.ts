@@ -1,0 +1,121 @@
+/**
+ * Server-side CLI commands: `daemon` (production), `dev` (embedded Postgres,
+ * migrate on start) and `migrate`. Every daemon setting is a flag and an
+ * environment variable (flags win); `timelane daemon --help` lists them all.
+ */
+import { Command, Option } from 'commander';
+import { OPTION_SPECS, resolveConfig, type DaemonConfig } from './config.js';
+import { Daemon } from './daemon.js';
+import { migrate } from './db/migrate.js';
+import { startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
+
+function addDaemonOptions(cmd: Command): Command {
+  for (const spec of OPTION_SPECS) {
+    const def = spec.default === '' ? '' : ` (default: ${JSON.stringify(spec.default)})`;
+    cmd.addOption(new Option(spec.flag, `${spec.description}${def} [env ${spec.env}]`));
+  }
+  return cmd;
+}
+
+/** commander stores --database-url as databaseUrl: the same keys as DaemonConfig. */
+function flagsOf(cmd: Command): Partial<Record<keyof DaemonConfig, unknown>> {
+  const o = cmd.opts<Record<string, unknown>>();
+  const out: Partial<Record<keyof DaemonConfig, unknown>> = {};
+  for (const spec of OPTION_SPECS) if (o[spec.key] !== undefined) out[spec.key] = o[spec.key];
+  return out;
+}
+
+async function runUntilSignal(daemon: Daemon, after?: () => Promise<void>): Promise<void> {
+  await daemon.start();
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    daemon.log.info({ signal }, 'stopping');
+    daemon
+      .stop()
+      .then(() => after?.())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          daemon.log.error({ err }, 'error while stopping');
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function fail(err: unknown): never {
+  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+}
+
+export function registerDaemonCommands(program: Command): void {
+  addDaemonOptions(
+    program.command('daemon').description('run a timelane daemon against PostgreSQL (DATABASE_URL) and, for a cluster, Redis (REDIS_URL)'),
+  ).action(async (_o: unknown, cmd: Command) => {
+    try {
+      const config = resolveConfig(flagsOf(cmd));
+      if (!config.databaseUrl) throw new Error('--database-url / DATABASE_URL: is required (or use `timelane dev` for the embedded default)');
+      await runUntilSignal(new Daemon(config));
+    } catch (err) {
+      fail(err);
+    }
+  });
+
+  addDaemonOptions(
+    program
+      .command('dev')
+      .description('run one daemon on an embedded PostgreSQL kept in --data-dir (no servers needed)')
+      .option('--data-dir <dir>', 'where the embedded PostgreSQL keeps its data', '.timelane/pgdata')
+      .option('--pg-port <port>', 'port of the embedded PostgreSQL', '54329'),
+  ).action(async (_o: unknown, cmd: Command) => {
+    let pg: EmbeddedHandle | null = null;
+    try {
+      const o = cmd.opts<{ dataDir: string; pgPort: string }>();
+      const flags = flagsOf(cmd);
+      resolveConfig({ ...flags, databaseUrl: 'postgres://placeholder' }); // validate flags before starting Postgres
+      pg = await startEmbeddedPostgres({ dataDir: o.dataDir, port: Number(o.pgPort) });
+      const config = resolveConfig({ ...flags, databaseUrl: flags.databaseUrl ?? pg.url, migrateOnStart: true, memberId: flags.memberId ?? 'dev' });
+      const daemon = new Daemon(config);
+      const handle = pg;
+      await runUntilSignal(daemon, () => handle.stop());
+      const addr = config.grpcAddress;
+      process.stderr.write(
+        [
+          '',
+          `timelane dev is running (embedded PostgreSQL data in ${o.dataDir}, port ${o.pgPort})`,
+          `  gRPC     ${addr}   (grpcurl -plaintext ${addr} list)`,
+          `  metrics  ${config.metricsAddress ? `http://${config.metricsAddress}/metrics` : 'disabled'}`,
+          '  try, in another terminal:',
+          '    npx timelane worker --queue demo',
+          `    npx timelane schedule --queue demo --in 500ms --payload '{"hello":1}'`,
+          '  Ctrl-C stops it; scheduled runs are kept and fire after a restart.',
+          '',
+        ].join('\n'),
+      );
+    } catch (err) {
+      await pg?.stop().catch(() => undefined);
+      fail(err);
+    }
+  });
+
+  program
+    .command('migrate')
+    .description('apply database migrations and create the shard rows (an explicit step in production)')
+    .option('--database-url <url>', 'PostgreSQL connection string [env DATABASE_URL]')
+    .option('--database-schema <name>', 'schema holding timelane tables [env TIMELANE_DATABASE_SCHEMA]')
+    .option('--shard-count <n>', 'shards of a new cluster (fixed afterwards) [env TIMELANE_SHARD_COUNT]')
+    .action(async (_o: unknown, cmd: Command) => {
+      try {
+        const config = resolveConfig(flagsOf(cmd));
+        if (!config.databaseUrl) throw new Error('--database-url / DATABASE_URL: is required');
+        const res = await migrate({ url: config.databaseUrl, schema: config.databaseSchema }, config.shardCount);
+        process.stdout.write(`schema "${config.databaseSchema}" at version ${res.version}; applied: ${res.applied.join(', ') || 'nothing (up to date)'}\n`);
+      } catch (err) {
+        fail(err);
+      }
+    });
+}

@@ -1,0 +1,266 @@
+/**
+ * One timelane daemon: wires the slow lane (Postgres, loader, notifications),
+ * the coordination (shard leases + fences), the fast lane (heap + timer), the
+ * dispatch (claim, delivery, redelivery) and the gRPC API.
+ *
+ * Life cycle: start() → checks the schema, opens the gRPC port (NOT_SERVING),
+ * starts leases (each acquired shard is loaded from Postgres), then SERVING.
+ * stop() (SIGTERM) → NOT_SERVING, stops firing, releases every shard so a
+ * peer takes over at once, drains the server, closes connections.
+ */
+import type http from 'node:http';
+import { Redis } from 'ioredis';
+import type { DaemonConfig } from './config.js';
+import { parseShardRanges } from './config.js';
+import { createPool, clientConfig, query, type Db } from './db/pool.js';
+import { checkSchema, migrate } from './db/migrate.js';
+import { createLogger, type Logger } from './log.js';
+import { Metrics, serveMetrics } from './metrics.js';
+import { FastLane } from './fast/fast-lane.js';
+import { systemClock, type Clock } from './fast/clock.js';
+import { WindowLoader } from './slow/loader.js';
+import { NearDueListener, publishNearDue, type NearDueRun } from './slow/notifications.js';
+import { ShardLeaseManager } from './coord/shard-leases.js';
+import { RedisLeaseBackend } from './coord/redis-lease.js';
+import { PostgresLeaseBackend } from './coord/pg-lease.js';
+import type { LeaseBackend } from './coord/lease.js';
+import { DeliveryHub } from './dispatch/delivery-hub.js';
+import { Claimer } from './dispatch/claimer.js';
+import { RedeliveryReaper } from './dispatch/redelivery.js';
+import { SchedulingService } from './scheduling/scheduling-service.js';
+import { startGrpcServer, type GrpcServer } from './grpc/server.js';
+import type { ApiContext } from './grpc/context.js';
+import { EXPIRE_DELIVERIES } from './db/queries/dispatch.js';
+import { LIST_SHARDS, type ShardRow } from './db/queries/admin.js';
+import { measureClockSkew } from './clock-skew.js';
+import type { ShardInfo } from '../proto/gen/timelane/v1/ShardInfo.js';
+import type { Member } from '../proto/gen/timelane/v1/Member.js';
+
+const SKEW_EVERY_MS = 5_000;
+
+export class Daemon {
+  readonly log: Logger;
+  readonly metrics = new Metrics();
+  private readonly clock: Clock = systemClock;
+  private db!: Db;
+  private redis: Redis | null = null;
+  private backend!: LeaseBackend;
+  private shardCount = 0;
+  private startedAtMs = 0;
+
+  fastLane!: FastLane;
+  loader!: WindowLoader;
+  leases!: ShardLeaseManager;
+  hub!: DeliveryHub;
+  private claimer!: Claimer;
+  private reaper!: RedeliveryReaper;
+  private listener!: NearDueListener;
+  private scheduling!: SchedulingService;
+  private grpc: GrpcServer | null = null;
+  private metricsServer: http.Server | null = null;
+  private skewTimer: NodeJS.Timeout | null = null;
+  private gaugeTimer: NodeJS.Timeout | null = null;
+
+  constructor(readonly config: DaemonConfig) {
+    this.log = createLogger(config.logLevel, { member: config.memberId });
+  }
+
+  /** The bound gRPC port (useful with port 0). */
+  get grpcPort(): number {
+    return this.grpc?.port ?? 0;
+  }
+
+  async start(): Promise<void> {
+    const cfg = this.config;
+    this.startedAtMs = Date.now();
+    const dbOpts = { url: cfg.databaseUrl, schema: cfg.databaseSchema, poolSize: cfg.databasePoolSize };
+    if (cfg.migrateOnStart) await migrate(dbOpts, cfg.shardCount);
+    this.db = createPool(dbOpts);
+    ({ shardCount: this.shardCount } = await checkSchema(this.db, cfg.databaseSchema));
+
+    this.backend = this.createBackend();
+    this.hub = new DeliveryHub();
+    this.fastLane = new FastLane({
+      clock: this.clock,
+      onFire: (entries, firedAt) => this.claimer.fire(entries, firedAt),
+      onClockStep: (delta) => {
+        this.metrics.clockSteps.inc();
+        this.log.warn({ deltaMs: delta }, 'wall clock stepped; heap re-based');
+      },
+    });
+    this.loader = new WindowLoader(this.db, this.fastLane, this.clock, this.log, {
+      windowMs: cfg.windowMs,
+      maxInWindow: cfg.maxInWindow,
+      loadIntervalMs: cfg.loadIntervalMs,
+      repairIntervalMs: cfg.repairIntervalMs,
+    });
+    this.leases = new ShardLeaseManager(
+      this.backend,
+      { ttlMs: cfg.leaseTtlMs, log: this.log },
+      {
+        onAcquired: (lease) => {
+          this.log.info({ shard: lease.shard, fence: lease.fence }, 'shard acquired');
+          this.loader.addShard(lease.shard);
+        },
+        onLost: (shard, reason) => {
+          this.log.warn({ shard, reason }, 'shard dropped');
+          this.metrics.shardsLost.inc({ reason });
+          this.loader.removeShard(shard);
+          this.hub.dropShard(shard);
+        },
+      },
+    );
+    this.claimer = new Claimer({
+      db: this.db,
+      fences: this.leases,
+      deliver: (run) => this.hub.deliver(run),
+      reoffer: (run) => this.loader.offer(run),
+      metrics: this.metrics,
+      log: this.log,
+      wallNow: () => this.clock.wallNow(),
+    });
+    this.reaper = new RedeliveryReaper(
+      this.db,
+      () => {
+        const owned = this.leases.owned();
+        return { shards: owned.map((l) => l.shard), fences: owned.map((l) => l.fence) };
+      },
+      (run) => this.hub.deliver(run),
+      this.metrics,
+      this.log,
+      cfg.reapIntervalMs,
+    );
+    this.scheduling = new SchedulingService({
+      db: this.db,
+      schema: cfg.databaseSchema,
+      shardCount: this.shardCount,
+      windowMs: cfg.windowMs,
+      wallNow: () => this.clock.wallNow(),
+      ownsShard: (s) => this.leases.isOwned(s),
+      offerLocal: (run) => this.loader.offer(run),
+    });
+    this.listener = new NearDueListener({
+      clientConfig: clientConfig(dbOpts),
+      schema: cfg.databaseSchema,
+      log: this.log,
+      onRuns: (runs) => runs.forEach((r) => this.loader.offer(r)),
+      onReconnect: () => this.loader.requestRepair(),
+    });
+
+    this.grpc = await startGrpcServer(this.apiContext(), cfg.grpcAddress);
+    if (cfg.metricsAddress) this.metricsServer = await serveMetrics(this.metrics, cfg.metricsAddress);
+
+    this.fastLane.start();
+    this.loader.start();
+    this.listener.start();
+    this.reaper.start();
+    this.leases.setDesired(this.desiredShards());
+    this.leases.start();
+    this.skewTimer = setInterval(() => void this.measureSkew(), SKEW_EVERY_MS);
+    void this.measureSkew();
+    this.gaugeTimer = setInterval(() => this.updateGauges(), 1000);
+    this.grpc.setServing(true);
+    this.log.info(
+      { grpc: `${cfg.grpcAddress.replace(/:\d+$/, '')}:${this.grpc.port}`, metrics: cfg.metricsAddress || null, shards: this.shardCount, leases: this.backend.kind },
+      'timelane daemon started',
+    );
+  }
+
+  /** Graceful stop: release shards first so peers take over at once. */
+  async stop(): Promise<void> {
+    this.grpc?.setServing(false);
+    if (this.skewTimer) clearInterval(this.skewTimer);
+    if (this.gaugeTimer) clearInterval(this.gaugeTimer);
+    this.fastLane?.stop();
+    await this.leases?.stop();
+    await this.loader?.stop();
+    await this.reaper?.stop();
+    await this.listener?.stop();
+    await this.grpc?.stop(2_000);
+    if (this.metricsServer) await new Promise<void>((r) => this.metricsServer?.close(() => r()));
+    await this.backend?.close();
+    this.redis?.disconnect();
+    await this.db?.end().catch(() => undefined);
+    this.log.info('timelane daemon stopped');
+  }
+
+  private createBackend(): LeaseBackend {
+    const cfg = this.config;
+    if (!cfg.redisUrl) return new PostgresLeaseBackend({ db: this.db, memberId: cfg.memberId, log: this.log });
+    this.redis = new Redis(cfg.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, lazyConnect: false });
+    this.redis.on('error', (err) => this.log.debug({ err: String(err) }, 'redis connection error'));
+    return new RedisLeaseBackend({ redis: this.redis, db: this.db, prefix: cfg.redisPrefix, memberId: cfg.memberId, log: this.log });
+  }
+
+  private desiredShards(): number[] {
+    if (this.config.shards) return parseShardRanges(this.config.shards, this.shardCount);
+    return Array.from({ length: this.shardCount }, (_, i) => i);
+  }
+
+  private async measureSkew(): Promise<void> {
+    try {
+      const { skewMs } = await measureClockSkew(this.db);
+      this.metrics.clockSkew.set(skewMs);
+    } catch {
+      /* Postgres away: the gauge keeps its last value */
+    }
+  }
+
+  private updateGauges(): void {
+    this.metrics.runsInWindow.set(this.fastLane.size);
+    this.metrics.ownedShards.set(this.leases.ownedShards().length);
+    this.metrics.readyBacklog.set(this.hub.backlog);
+  }
+
+  /** Routes a committed run: to our loader if we own its shard, else to the owner by NOTIFY. */
+  private async routeRun(run: NearDueRun): Promise<void> {
+    if (this.leases.isOwned(run.shard)) this.loader.offer(run);
+    else if (run.dueAtMs <= this.clock.wallNow() + this.config.windowMs) await publishNearDue(this.db, this.config.databaseSchema, [run]);
+  }
+
+  private apiContext(): ApiContext {
+    return {
+      db: this.db,
+      log: this.log,
+      metrics: this.metrics,
+      limits: { maxPayloadBytes: this.config.maxPayloadBytes, defaultLeaseMs: this.config.defaultRunLeaseMs },
+      wallNow: () => this.clock.wallNow(),
+      scheduling: this.scheduling,
+      hub: this.hub,
+      forgetRun: (runId) => void this.fastLane.cancel(runId),
+      routeRun: (run) => this.routeRun(run),
+      expireDeliveries: async (refs) => {
+        await query(this.db, EXPIRE_DELIVERIES, [refs.map((r) => r.runId), refs.map((r) => r.fence), refs.map((r) => r.deliveries)]);
+        this.reaper.kick();
+      },
+      listShards: () => this.listShards(),
+      listMembers: async (): Promise<Member[]> => [this.selfMember()],
+    };
+  }
+
+  selfMember(): Member {
+    return {
+      id: this.config.memberId,
+      grpcAddress: this.config.advertiseAddress.replace(/:0$/, `:${this.grpcPort}`),
+      ownedShards: this.leases.ownedShards().length,
+      startedAtMs: String(this.startedAtMs),
+      lastSeenMs: String(Date.now()),
+    };
+  }
+
+  private async listShards(): Promise<ShardInfo[]> {
+    const { rows } = await query<ShardRow>(this.db, LIST_SHARDS);
+    return rows.map((r) => {
+      const here = this.leases.isOwned(r.shard);
+      return {
+        shard: r.shard,
+        owner: r.owner ?? '',
+        fence: String(r.fence),
+        runsInWindow: here ? this.fastLane.sizeOfShard(r.shard) : 0,
+        nextDueAtMs: String(r.next_due_at_ms ?? 0),
+        acquiredAtMs: String(r.acquired_at_ms ?? 0),
+        ownedHere: here,
+      };
+    });
+  }
+}

@@ -1,0 +1,122 @@
+import { RUN_COLUMNS } from './columns.js';
+
+/*
+ * Run transitions made by the dispatcher. Each is ONE conditional statement:
+ * the run's expected status, and either the shard's fence (claim, redeliver)
+ * or the delivery's identity (fence + deliveries: complete, fail, heartbeat).
+ *
+ * Fenced statements hold the shard rows FOR SHARE (Temporal's
+ * txExecuteShardLocked): an ownership bump waits for an in-flight claim and
+ * a claim waits for, then re-checks against, an in-flight bump.
+ */
+
+const FIRED_COLUMNS = `${RUN_COLUMNS}, j.payload, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms`;
+
+/** Owned shards whose fence still matches, row-locked for the statement. $2 shards int[], $3 fences int8[]. */
+const FENCED_SHARDS = `(
+  SELECT s.shard, s.fence FROM shards s
+  JOIN unnest($2::int[], $3::int8[]) AS o(shard, fence) ON s.shard = o.shard AND s.fence = o.fence
+  FOR SHARE OF s)`;
+
+/**
+ * claimRuns — fire due runs. $1 run ids int8[], $2 shards int[], $3 their
+ * fences int8[], $4 fire time (local wall, epoch ms). A run is claimed only if
+ * still scheduled, due by $4 (never early, and a rescheduled-later run is
+ * skipped) and its shard's fence matches. AT_MOST_ONCE runs get no lease:
+ * they are recorded as delivered here and never redelivered.
+ */
+export const CLAIM_RUNS = `
+UPDATE runs r SET status = 'fired', fired_at = to_timestamp($4::int8 / 1000.0),
+  lag_ms = $4::int8 - extract(epoch FROM r.due_at) * 1000, fence = f.fence, deliveries = r.deliveries + 1,
+  lease_expires_at = CASE WHEN j.delivery = 'at_most_once' THEN NULL ELSE now() + j.lease_ms * interval '1 millisecond' END
+FROM ${FENCED_SHARDS} f, jobs j
+WHERE r.id = ANY($1::int8[]) AND r.status = 'scheduled' AND r.shard = f.shard
+  AND r.due_at <= to_timestamp($4::int8 / 1000.0) AND j.id = r.job_id
+RETURNING ${FIRED_COLUMNS}`;
+
+/**
+ * redeliverExpired — hand out again fired AT_LEAST_ONCE runs whose lease ran
+ * out (worker died or went silent). $1 limit, $2 shards int[], $3 fences int8[].
+ * Bumps `deliveries` and takes the current fence: the old delivery is superseded.
+ */
+export const REDELIVER_EXPIRED = `
+UPDATE runs r SET fence = f.fence, deliveries = r.deliveries + 1,
+  lease_expires_at = now() + j.lease_ms * interval '1 millisecond'
+FROM ${FENCED_SHARDS} f, jobs j
+WHERE r.id IN (
+    SELECT id FROM runs WHERE shard = ANY($2::int[]) AND status = 'fired'
+      AND lease_expires_at IS NOT NULL AND lease_expires_at < now()
+    ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+  AND r.status = 'fired' AND r.shard = f.shard AND j.id = r.job_id
+RETURNING ${FIRED_COLUMNS}`;
+
+/** Identity of one delivery: $1 run id, $2 fence, $3 deliveries. */
+const DELIVERY_MATCHES = `r.id = $1 AND r.status = 'fired' AND r.fence = $2 AND r.deliveries = $3`;
+
+/** completeRun — fired → completed, and a one-shot job → completed. $1..$3 delivery. */
+export const COMPLETE_RUN = `
+WITH run_out AS (
+  UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL
+  WHERE ${DELIVERY_MATCHES}
+  RETURNING r.id, r.job_id
+), job_out AS (
+  UPDATE jobs SET status = 'completed', updated_at = now()
+  FROM run_out WHERE jobs.id = run_out.job_id AND jobs.status = 'active'
+  RETURNING jobs.id
+)
+SELECT id FROM run_out`;
+
+/** selectRetryPolicy — what failRun needs to compute a backoff. $1 run id. */
+export const SELECT_RETRY_POLICY = `
+SELECT r.attempt, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms
+FROM runs r JOIN jobs j ON j.id = r.job_id WHERE r.id = $1`;
+
+/**
+ * failRun — fired → failed with a retry run (attempt + 1, due after $6 ms),
+ * or fired → dead (not retryable, or out of attempts) and the job → dead.
+ * $1..$3 delivery, $4 retryable, $5 message, $6 backoff ms.
+ * The retry keeps the idempotency key: it is the same occurrence.
+ */
+export const FAIL_RUN = `
+WITH run_out AS (
+  UPDATE runs r SET status = CASE WHEN $4::bool AND r.attempt < j.max_attempts THEN 'failed' ELSE 'dead' END,
+    error = $5, finished_at = now(), lease_expires_at = NULL
+  FROM jobs j
+  WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id
+  RETURNING r.id, r.job_id, r.shard, r.queue, r.priority, r.attempt, r.status, r.idempotency_key
+), retry AS (
+  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key)
+  SELECT job_id, shard, queue, priority, attempt + 1, 'scheduled',
+         date_trunc('milliseconds', now() + $6::int8 * interval '1 millisecond'), idempotency_key
+  FROM run_out WHERE status = 'failed'
+  RETURNING id, shard, priority, (extract(epoch FROM due_at) * 1000)::int8 AS due_at_ms
+), job_out AS (
+  UPDATE jobs SET status = 'dead', updated_at = now()
+  FROM run_out WHERE jobs.id = run_out.job_id AND run_out.status = 'dead' AND jobs.status = 'active'
+  RETURNING jobs.id
+)
+SELECT run_out.id, run_out.status, retry.id AS retry_id, retry.shard AS retry_shard,
+       retry.priority AS retry_priority, retry.due_at_ms AS retry_due_at_ms
+FROM run_out LEFT JOIN retry ON true`;
+
+/** heartbeatRun — extend the lease of a delivery. $1..$3 delivery, $4 progress, $5 checkpoint. */
+export const HEARTBEAT_RUN = `
+UPDATE runs r SET lease_expires_at = CASE WHEN r.lease_expires_at IS NULL THEN NULL
+    ELSE now() + j.lease_ms * interval '1 millisecond' END,
+  progress = $4, checkpoint = COALESCE($5, r.checkpoint)
+FROM jobs j
+WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id
+RETURNING (extract(epoch FROM r.lease_expires_at) * 1000)::int8 AS lease_expires_at_ms`;
+
+/**
+ * expireDeliveries — a worker stream closed: let its unanswered deliveries be
+ * redelivered now rather than after their lease. $1 run ids, $2 fences, $3 deliveries.
+ */
+export const EXPIRE_DELIVERIES = `
+UPDATE runs r SET lease_expires_at = now()
+FROM unnest($1::int8[], $2::int8[], $3::int[]) AS d(id, fence, deliveries)
+WHERE r.id = d.id AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries
+  AND r.lease_expires_at IS NOT NULL`;
+
+/** describeDelivery — why an answer was refused. $1 run id. */
+export const DESCRIBE_DELIVERY = `SELECT r.status, r.fence, r.deliveries FROM runs r WHERE r.id = $1`;

@@ -1,0 +1,35 @@
+/*
+ * The loader's queries. Times are epoch ms (runs are kept at ms precision).
+ */
+
+/**
+ * loadWindow — scheduled runs of the given shards due in (from, to], earliest
+ * first. $1 shards int[], $2 from ms (exclusive; null = no lower bound, which is
+ * the repair scan and the first load of a shard), $3 to ms (inclusive), $4 limit.
+ */
+export const LOAD_WINDOW = `
+SELECT r.id, r.shard, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
+FROM runs r
+WHERE r.shard = ANY($1::int[]) AND r.status = 'scheduled'
+  AND ($2::int8 IS NULL OR r.due_at > to_timestamp($2::int8 / 1000.0))
+  AND r.due_at <= to_timestamp($3::int8 / 1000.0)
+ORDER BY r.due_at, r.id
+LIMIT $4`;
+
+/** scheduledStatus — which of these runs are still scheduled, and when. $1 run ids int8[]. */
+export const SCHEDULED_STATUS = `
+SELECT r.id, r.shard, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
+FROM runs r WHERE r.id = ANY($1::int8[]) AND r.status = 'scheduled'`;
+
+/** shardFences — current fences. $1 shards int[]. */
+export const SHARD_FENCES = `SELECT shard, fence FROM shards WHERE shard = ANY($1::int[])`;
+
+/** dbClock — Postgres's clock, to measure skew against ours. */
+export const DB_CLOCK = `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms`;
+
+export interface WindowRow {
+  id: number;
+  shard: number;
+  priority: number;
+  due_at_ms: number;
+}

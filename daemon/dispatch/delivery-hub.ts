@@ -1,0 +1,149 @@
+/**
+ * The delivery hub: hands claimed runs to the worker streams connected to
+ * this daemon, within each stream's credit (max in flight).
+ *
+ * Owns: the open streams, each stream's in-flight deliveries, and per queue
+ * a ready list of claimed runs waiting for credit. A run is in exactly one
+ * place: ready (claimed, not sent) or in flight on one stream. A redelivery
+ * of a run replaces any older copy (it carries the newer delivery identity).
+ *
+ * A stream that closes leaves its deliveries unanswered; the caller expires
+ * their leases so the redelivery reaper hands them out again at once.
+ */
+import type { FiredRunRow } from '../db/queries/columns.js';
+
+export interface DeliveryIdentity {
+  runId: number;
+  fence: number;
+  deliveries: number;
+}
+
+export interface WorkerSink {
+  readonly id: number;
+  readonly workerId: string;
+  readonly queues: ReadonlySet<string>;
+  readonly credit: number;
+  /** Writes one run to the stream. */
+  send(run: FiredRunRow): void;
+}
+
+interface StreamState {
+  sink: WorkerSink;
+  inFlight: Map<number, DeliveryIdentity>;
+}
+
+export class DeliveryHub {
+  private readonly streams = new Map<number, StreamState>();
+  private readonly byQueue = new Map<string, StreamState[]>();
+  private readonly ready = new Map<string, Map<number, FiredRunRow>>();
+  private readonly cursor = new Map<string, number>();
+  private readyCount = 0;
+
+  constructor(private readonly onSent?: (run: FiredRunRow) => void) {}
+
+  get backlog(): number {
+    return this.readyCount;
+  }
+
+  get streamCount(): number {
+    return this.streams.size;
+  }
+
+  register(sink: WorkerSink): void {
+    const st: StreamState = { sink, inFlight: new Map() };
+    this.streams.set(sink.id, st);
+    for (const q of sink.queues) {
+      const list = this.byQueue.get(q) ?? [];
+      list.push(st);
+      this.byQueue.set(q, list);
+    }
+    for (const q of sink.queues) this.pump(q);
+  }
+
+  /** Removes a stream; returns its unanswered deliveries. */
+  unregister(id: number): DeliveryIdentity[] {
+    const st = this.streams.get(id);
+    if (!st) return [];
+    this.streams.delete(id);
+    for (const q of st.sink.queues) {
+      const list = (this.byQueue.get(q) ?? []).filter((s) => s !== st);
+      if (list.length) this.byQueue.set(q, list);
+      else this.byQueue.delete(q);
+    }
+    return [...st.inFlight.values()];
+  }
+
+  /** Hands a claimed run to a stream with credit, or parks it until one has. */
+  deliver(run: FiredRunRow): void {
+    this.forget(run.id);
+    const st = this.pick(run.queue);
+    if (st) this.send(st, run);
+    else {
+      let q = this.ready.get(run.queue);
+      if (!q) this.ready.set(run.queue, (q = new Map()));
+      q.set(run.id, run);
+      this.readyCount++;
+    }
+  }
+
+  /** A delivery was answered (or refused as superseded): free its credit. */
+  settle(streamId: number, runId: number): void {
+    const st = this.streams.get(streamId);
+    if (!st || !st.inFlight.delete(runId)) return;
+    for (const q of st.sink.queues) this.pump(q);
+  }
+
+  /** Whether a stream holds this delivery in flight. */
+  holds(streamId: number, runId: number): boolean {
+    return this.streams.get(streamId)?.inFlight.has(runId) ?? false;
+  }
+
+  /** Drops every parked run of a shard (it was lost: the new owner redelivers). */
+  dropShard(shard: number): void {
+    for (const q of this.ready.values()) {
+      for (const [id, run] of q) {
+        if (run.shard === shard) {
+          q.delete(id);
+          this.readyCount--;
+        }
+      }
+    }
+  }
+
+  private forget(runId: number): void {
+    for (const q of this.ready.values()) if (q.delete(runId)) this.readyCount--;
+    for (const st of this.streams.values()) st.inFlight.delete(runId);
+  }
+
+  private pick(queue: string): StreamState | undefined {
+    const list = this.byQueue.get(queue);
+    if (!list || list.length === 0) return undefined;
+    const start = this.cursor.get(queue) ?? 0;
+    for (let i = 0; i < list.length; i++) {
+      const st = list[(start + i) % list.length];
+      if (st.inFlight.size < st.sink.credit) {
+        this.cursor.set(queue, (start + i + 1) % list.length);
+        return st;
+      }
+    }
+    return undefined;
+  }
+
+  private send(st: StreamState, run: FiredRunRow): void {
+    st.inFlight.set(run.id, { runId: run.id, fence: run.fence, deliveries: run.deliveries });
+    st.sink.send(run);
+    this.onSent?.(run);
+  }
+
+  private pump(queue: string): void {
+    const q = this.ready.get(queue);
+    while (q && q.size > 0) {
+      const st = this.pick(queue);
+      if (!st) return;
+      const [id, run] = q.entries().next().value as [number, FiredRunRow];
+      q.delete(id);
+      this.readyCount--;
+      this.send(st, run);
+    }
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * The redelivery reaper: every tick, runs of owned shards that were fired
+ * AT_LEAST_ONCE and whose delivery lease expired (worker died, went silent,
+ * or its stream closed) are re-claimed under the current fence with a new
+ * delivery number and handed out again — same run, same idempotency key.
+ */
+import type { Db } from '../db/pool.js';
+import { query } from '../db/pool.js';
+import { REDELIVER_EXPIRED } from '../db/queries/dispatch.js';
+import type { FiredRunRow } from '../db/queries/columns.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+
+const BATCH = 1000;
+
+export class RedeliveryReaper {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly ownedFences: () => { shards: number[]; fences: number[] },
+    private readonly deliver: (run: FiredRunRow) => void,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+    private readonly intervalMs: number,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.kick(), this.intervalMs);
+  }
+
+  kick(): void {
+    if (this.running) return;
+    this.running = this.reap()
+      .catch((err: unknown) => this.log.warn({ err: String(err) }, 'redelivery pass failed'))
+      .finally(() => {
+        this.running = null;
+      });
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  private async reap(): Promise<void> {
+    for (;;) {
+      const { shards, fences } = this.ownedFences();
+      if (shards.length === 0) return;
+      const { rows } = await query<FiredRunRow>(this.db, REDELIVER_EXPIRED, [BATCH, shards, fences]);
+      for (const run of rows) {
+        this.metrics.redelivered.inc();
+        this.deliver(run);
+      }
+      if (rows.length < BATCH) return;
+    }
+  }
+}

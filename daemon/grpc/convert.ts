@@ -1,0 +1,73 @@
+/** Row → wire conversions. Enum names follow the proto; int64 go out as strings. */
+import type { FiredRunRow, JobRow, RunRow } from '../db/queries/columns.js';
+import type { Job } from '../../proto/gen/timelane/v1/Job.js';
+import type { Run } from '../../proto/gen/timelane/v1/Run.js';
+import type { DeliveredRun } from '../../proto/gen/timelane/v1/DeliveredRun.js';
+
+const JOB_STATUS = { active: 'JOB_ACTIVE', completed: 'JOB_COMPLETED', dead: 'JOB_DEAD', cancelled: 'JOB_CANCELLED' } as const;
+const RUN_STATUS = {
+  scheduled: 'RUN_SCHEDULED',
+  fired: 'RUN_FIRED',
+  completed: 'RUN_COMPLETED',
+  failed: 'RUN_FAILED',
+  dead: 'RUN_DEAD',
+  cancelled: 'RUN_CANCELLED',
+} as const;
+const DELIVERY = { at_least_once: 'AT_LEAST_ONCE', at_most_once: 'AT_MOST_ONCE' } as const;
+
+const i64 = (n: number | null | undefined): string => String(n ?? 0);
+
+export function jobToWire(j: JobRow): Job {
+  return {
+    id: j.id,
+    namespace: j.namespace,
+    queue: j.queue,
+    payload: j.payload,
+    priority: j.priority,
+    dedupeKey: j.dedupe_key ?? '',
+    delivery: DELIVERY[j.delivery],
+    retry: { maxAttempts: j.max_attempts, initialBackoffMs: j.initial_backoff_ms, maxBackoffMs: j.max_backoff_ms },
+    leaseMs: j.lease_ms,
+    status: JOB_STATUS[j.status],
+    shard: j.shard,
+    createdAtMs: i64(j.created_at_ms),
+    updatedAtMs: i64(j.updated_at_ms),
+  };
+}
+
+export function runToWire(r: RunRow): Run {
+  return {
+    id: String(r.id),
+    jobId: r.job_id,
+    queue: r.queue,
+    shard: r.shard,
+    attempt: r.attempt,
+    status: RUN_STATUS[r.status],
+    dueAtMs: i64(r.due_at_ms),
+    firedAtMs: i64(r.fired_at_ms),
+    lagMs: r.lag_ms ?? 0,
+    fence: i64(r.fence),
+    deliveries: r.deliveries,
+    idempotencyKey: r.idempotency_key,
+    finishedAtMs: i64(r.finished_at_ms),
+    error: r.error ?? '',
+    leaseExpiresAtMs: i64(r.lease_expires_at_ms),
+  };
+}
+
+export function deliveredToWire(r: FiredRunRow): DeliveredRun {
+  return {
+    runId: String(r.id),
+    jobId: r.job_id,
+    queue: r.queue,
+    attempt: r.attempt,
+    payload: r.payload,
+    dueAtMs: i64(r.due_at_ms),
+    firedAtMs: i64(r.fired_at_ms),
+    fence: i64(r.fence),
+    delivery: r.deliveries,
+    idempotencyKey: r.idempotency_key,
+    leaseExpiresAtMs: i64(r.lease_expires_at_ms),
+    mode: DELIVERY[r.delivery],
+  };
+}

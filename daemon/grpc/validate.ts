@@ -1,0 +1,162 @@
+/**
+ * Input validation for every RPC. Each failure is INVALID_ARGUMENT with a
+ * message naming the field and the rule. Validation turns wire messages into
+ * domain inputs; nothing unvalidated reaches the database.
+ */
+import { invalidArgument } from '../errors.js';
+import type { DeliveryMode, RunStatus } from '../db/queries/columns.js';
+import type { ScheduleInput } from '../scheduling/scheduling-service.js';
+import type { ScheduleRequest__Output } from '../../proto/gen/timelane/v1/ScheduleRequest.js';
+import type { DeliveryRef__Output } from '../../proto/gen/timelane/v1/DeliveryRef.js';
+import type { Subscribe__Output } from '../../proto/gen/timelane/v1/Subscribe.js';
+
+export const QUEUE_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+export const NAMESPACE_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const RUN_ID_RE = /^[1-9][0-9]{0,15}$/;
+const TEN_YEARS_MS = 10 * 365 * 24 * 3600 * 1000;
+const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
+
+export interface Limits {
+  maxPayloadBytes: number;
+  defaultLeaseMs: number;
+}
+
+export const DEFAULT_RETRY = { maxAttempts: 3, initialBackoffMs: 1_000, maxBackoffMs: 300_000 };
+
+export function queueName(field: string, v: string): string {
+  if (!v) throw invalidArgument(field, 'is required');
+  if (!QUEUE_RE.test(v)) throw invalidArgument(field, `must be 1..128 chars of [A-Za-z0-9_.:-] (got "${v.slice(0, 140)}")`);
+  return v;
+}
+
+export function jobId(field: string, v: string): string {
+  if (!v) throw invalidArgument(field, 'is required');
+  if (!UUID_RE.test(v)) throw invalidArgument(field, `must be a UUID (got "${v.slice(0, 64)}")`);
+  return v.toLowerCase();
+}
+
+export function runId(field: string, v: string): number {
+  if (!v) throw invalidArgument(field, 'is required');
+  if (!RUN_ID_RE.test(v)) throw invalidArgument(field, `must be a positive decimal integer (got "${v.slice(0, 64)}")`);
+  return Number(v);
+}
+
+function int64(field: string, v: string | undefined): number {
+  const n = Number(v);
+  if (v === undefined || !Number.isSafeInteger(n)) throw invalidArgument(field, `must be an integer in the safe range (got "${v}")`);
+  return n;
+}
+
+/** Resolves a `when` oneof (at_ms / delay_ms / now) to a due time in epoch ms. */
+export function dueTime(prefix: string, m: { when?: string; atMs?: string; delayMs?: string; now?: boolean }, nowMs: number): number {
+  switch (m.when) {
+    case 'atMs': {
+      const at = int64(`${prefix}at_ms`, m.atMs);
+      if (at < nowMs - ONE_YEAR_MS) throw invalidArgument(`${prefix}at_ms`, 'must not be more than 1 year in the past');
+      if (at > nowMs + TEN_YEARS_MS) throw invalidArgument(`${prefix}at_ms`, 'must be at most 10 years ahead');
+      return at;
+    }
+    case 'delayMs': {
+      const d = int64(`${prefix}delay_ms`, m.delayMs);
+      if (d < 0 || d > TEN_YEARS_MS) throw invalidArgument(`${prefix}delay_ms`, 'must be between 0 and 10 years');
+      return Math.floor(nowMs) + d;
+    }
+    case 'now':
+      if (m.now !== true) throw invalidArgument(`${prefix}now`, 'must be true when set');
+      return Math.floor(nowMs);
+    default:
+      throw invalidArgument(`${prefix}when`, 'exactly one of at_ms, delay_ms or now is required');
+  }
+}
+
+function deliveryMode(field: string, v: unknown): DeliveryMode {
+  switch (v) {
+    case 'DELIVERY_MODE_UNSPECIFIED':
+    case 'AT_LEAST_ONCE':
+      return 'at_least_once';
+    case 'AT_MOST_ONCE':
+      return 'at_most_once';
+    default:
+      throw invalidArgument(field, `unknown enum value ${String(v)}`);
+  }
+}
+
+function intIn(field: string, v: number, lo: number, hi: number): number {
+  if (!Number.isInteger(v) || v < lo || v > hi) throw invalidArgument(field, `must be between ${lo} and ${hi} (got ${v})`);
+  return v;
+}
+
+export function scheduleInput(req: ScheduleRequest__Output, nowMs: number, limits: Limits, prefix = ''): ScheduleInput {
+  const namespace = req.namespace || 'default';
+  if (!NAMESPACE_RE.test(namespace)) throw invalidArgument(`${prefix}namespace`, `must be 1..64 chars of [A-Za-z0-9_.-] (got "${namespace.slice(0, 80)}")`);
+  const queue = queueName(`${prefix}queue`, req.queue);
+  const payload = req.payload ?? Buffer.alloc(0);
+  if (payload.length > limits.maxPayloadBytes) throw invalidArgument(`${prefix}payload`, `must be at most ${limits.maxPayloadBytes} bytes (got ${payload.length})`);
+  const dueAtMs = dueTime(prefix, req, nowMs);
+  const priority = intIn(`${prefix}priority`, req.priority, -1000, 1000);
+  if (req.dedupeKey.length > 256) throw invalidArgument(`${prefix}dedupe_key`, `must be at most 256 chars (got ${req.dedupeKey.length})`);
+  const delivery = deliveryMode(`${prefix}delivery`, req.delivery);
+  const r = req.retry;
+  const maxAttempts = r?.maxAttempts ? intIn(`${prefix}retry.max_attempts`, r.maxAttempts, 1, 100) : DEFAULT_RETRY.maxAttempts;
+  const initialBackoffMs = r?.initialBackoffMs ? intIn(`${prefix}retry.initial_backoff_ms`, r.initialBackoffMs, 1, 86_400_000) : DEFAULT_RETRY.initialBackoffMs;
+  const maxBackoffMs = r?.maxBackoffMs ? intIn(`${prefix}retry.max_backoff_ms`, r.maxBackoffMs, 1, 86_400_000) : Math.max(DEFAULT_RETRY.maxBackoffMs, initialBackoffMs);
+  if (maxBackoffMs < initialBackoffMs) throw invalidArgument(`${prefix}retry.max_backoff_ms`, 'must be at least retry.initial_backoff_ms');
+  const leaseMs = req.leaseMs ? intIn(`${prefix}lease_ms`, req.leaseMs, 1_000, 3_600_000) : limits.defaultLeaseMs;
+  return { namespace, queue, payload, dueAtMs, priority, dedupeKey: req.dedupeKey || null, delivery, maxAttempts, initialBackoffMs, maxBackoffMs, leaseMs };
+}
+
+const RUN_STATUS: Record<string, RunStatus | null> = {
+  RUN_STATUS_UNSPECIFIED: null,
+  RUN_SCHEDULED: 'scheduled',
+  RUN_FIRED: 'fired',
+  RUN_COMPLETED: 'completed',
+  RUN_FAILED: 'failed',
+  RUN_DEAD: 'dead',
+  RUN_CANCELLED: 'cancelled',
+};
+
+export function runStatusFilter(field: string, v: unknown): RunStatus | null {
+  if (typeof v !== 'string' || !(v in RUN_STATUS)) throw invalidArgument(field, `unknown enum value ${String(v)}`);
+  return RUN_STATUS[v];
+}
+
+export function pageSize(field: string, v: number): number {
+  if (v === 0) return 100;
+  return intIn(field, v, 1, 1000);
+}
+
+export function pageToken(field: string, v: string): number {
+  if (!v) return 0;
+  if (!/^\d{1,16}$/.test(v)) throw invalidArgument(field, 'is not a token this server issued');
+  return Number(v);
+}
+
+export interface DeliveryRefInput {
+  runId: number;
+  fence: number;
+  deliveries: number;
+}
+
+export function deliveryRef(field: string, ref: DeliveryRef__Output | null): DeliveryRefInput {
+  if (!ref) throw invalidArgument(field, 'is required');
+  const id = runId(`${field}.run_id`, ref.runId);
+  const fence = int64(`${field}.fence`, ref.fence);
+  if (fence < 1) throw invalidArgument(`${field}.fence`, 'must be the fence of the delivery (>= 1)');
+  if (ref.delivery < 1) throw invalidArgument(`${field}.delivery`, 'must be the delivery number (>= 1)');
+  return { runId: id, fence, deliveries: ref.delivery };
+}
+
+export interface SubscribeInput {
+  queues: string[];
+  maxInFlight: number;
+  workerId: string;
+}
+
+export function subscribeInput(s: Subscribe__Output): SubscribeInput {
+  if (s.queues.length === 0 || s.queues.length > 64) throw invalidArgument('subscribe.queues', `must name 1..64 queues (got ${s.queues.length})`);
+  const queues = s.queues.map((q, i) => queueName(`subscribe.queues[${i}]`, q));
+  const maxInFlight = intIn('subscribe.max_in_flight', s.maxInFlight, 1, 10_000);
+  if (s.workerId.length > 128) throw invalidArgument('subscribe.worker_id', 'must be at most 128 chars');
+  return { queues: [...new Set(queues)], maxInFlight, workerId: s.workerId || 'anonymous' };
+}

@@ -1,0 +1,216 @@
+/**
+ * The window loader: keeps the fast lane holding every scheduled run of the
+ * owned shards that is due within the window W.
+ *
+ * Owns, per owned shard: `loadedUntil` (wall ms high-water mark: every
+ * scheduled run due at or before it has been offered) and `scanTarget` (the
+ * upper bound of a scan in flight). States of a shard: added (never loaded;
+ * first scan has no lower bound, so overdue runs come too) → loaded (extended
+ * every tick by scanning (loadedUntil, now + W]) → removed.
+ *
+ * Invariants (I-4, no gap at the window edge):
+ * - `offer()` of a committed run pushes it into the heap when its due time is
+ *   at or below max(loadedUntil, scanTarget): a scan whose snapshot missed the
+ *   row can only be one that is still in flight or already done, and either
+ *   way the bound covers it. Above the bound the loader will read it later.
+ * - A repair scan with no lower bound re-reads (-inf, loadedUntil] on a timer
+ *   and after every listener reconnect or ownership change: commit order is
+ *   not due order, so only an overlapping re-scan closes the gap.
+ * - Back-pressure: at most `maxInWindow` runs in memory; when a scan hits the
+ *   cap, loadedUntil stops just before the last due time read, so the window
+ *   shrinks instead of memory growing.
+ */
+import type { Db } from '../db/pool.js';
+import { query } from '../db/pool.js';
+import { LOAD_WINDOW, type WindowRow } from '../db/queries/window.js';
+import type { Logger } from '../log.js';
+import type { Clock } from '../fast/clock.js';
+import type { NearDueRun } from './notifications.js';
+
+/** What the loader needs of the fast lane. */
+export interface WindowSink {
+  offer(run: NearDueRun): void;
+  cancel(runId: number): boolean;
+  dropShard(shard: number): number;
+  has(runId: number): boolean;
+  readonly size: number;
+}
+
+export interface LoaderOptions {
+  windowMs: number;
+  maxInWindow: number;
+  loadIntervalMs: number;
+  repairIntervalMs: number;
+}
+
+interface ShardWindow {
+  loadedUntil: number | null;
+  scanTarget: number | null;
+  /** Bumped on every add, so a scan started before a drop/re-add is discarded. */
+  generation: number;
+}
+
+export interface LoaderStats {
+  scans: number;
+  loaded: number;
+  repaired: number;
+}
+
+export class WindowLoader {
+  private readonly shards = new Map<number, ShardWindow>();
+  private generation = 0;
+  private loadTimer: NodeJS.Timeout | null = null;
+  private repairTimer: NodeJS.Timeout | null = null;
+  private loading: Promise<void> | null = null;
+  private repairWanted = false;
+  private stopped = true;
+  readonly stats: LoaderStats = { scans: 0, loaded: 0, repaired: 0 };
+
+  constructor(
+    private readonly db: Db,
+    private readonly sink: WindowSink,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly opts: LoaderOptions,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.loadTimer = setInterval(() => this.kick(), this.opts.loadIntervalMs);
+    this.repairTimer = setInterval(() => this.requestRepair(), this.opts.repairIntervalMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.loadTimer) clearInterval(this.loadTimer);
+    if (this.repairTimer) clearInterval(this.repairTimer);
+    await this.loading?.catch(() => undefined);
+  }
+
+  /** A shard was acquired: load it from scratch (no lower bound) at once. */
+  addShard(shard: number): void {
+    this.sink.dropShard(shard);
+    this.shards.set(shard, { loadedUntil: null, scanTarget: null, generation: ++this.generation });
+    this.kick();
+  }
+
+  /** A shard was lost or released: forget it and everything of it in memory. */
+  removeShard(shard: number): void {
+    this.shards.delete(shard);
+    this.sink.dropShard(shard);
+  }
+
+  isLoaded(shard: number): boolean {
+    return this.shards.get(shard)?.loadedUntil != null;
+  }
+
+  loadedUntil(shard: number): number | null {
+    return this.shards.get(shard)?.loadedUntil ?? null;
+  }
+
+  /**
+   * A run was committed (scheduled, rescheduled or retried) on a shard we may
+   * own. Inside the covered bound it goes to the heap; beyond it any stale
+   * entry is dropped and the loader will read the row when its time comes.
+   */
+  offer(run: NearDueRun): void {
+    const w = this.shards.get(run.shard);
+    if (!w) return;
+    const bound = Math.max(w.loadedUntil ?? -Infinity, w.scanTarget ?? -Infinity);
+    if (run.dueAtMs <= bound) this.sink.offer(run);
+    else this.sink.cancel(run.runId);
+  }
+
+  /** Ask for a repair scan of every loaded shard (timer, listener reconnect). */
+  requestRepair(): void {
+    this.repairWanted = true;
+    this.kick();
+  }
+
+  /** Runs one load pass now unless one is running (it will loop if needed). */
+  kick(): void {
+    if (this.stopped || this.loading) return;
+    this.loading = this.loadPass()
+      .catch((err: unknown) => this.log.warn({ err: String(err) }, 'window load failed; will retry'))
+      .finally(() => {
+        this.loading = null;
+      });
+  }
+
+  /** Resolves when the current pass (if any) finishes. For tests and shutdown. */
+  async settle(): Promise<void> {
+    while (this.loading) await this.loading;
+  }
+
+  private async loadPass(): Promise<void> {
+    const target = Math.floor(this.clock.wallNow()) + this.opts.windowMs;
+    if (this.repairWanted) {
+      this.repairWanted = false;
+      await this.repair();
+    }
+    // Group shards by their lower bound: usually two groups (new, loaded).
+    const groups = new Map<number | null, number[]>();
+    for (const [shard, w] of this.shards) {
+      if (w.loadedUntil !== null && w.loadedUntil >= target) continue;
+      const list = groups.get(w.loadedUntil) ?? [];
+      list.push(shard);
+      groups.set(w.loadedUntil, list);
+    }
+    for (const [from, shards] of groups) await this.scan(shards, from, target);
+  }
+
+  private async scan(shards: number[], from: number | null, to: number): Promise<void> {
+    const room = this.opts.maxInWindow - this.sink.size;
+    if (room <= 0) return; // back-pressure: the window does not advance
+    const gens = new Map<number, number>();
+    for (const s of shards) {
+      const w = this.shards.get(s);
+      if (!w) continue;
+      w.scanTarget = to;
+      gens.set(s, w.generation);
+    }
+    let rows: WindowRow[];
+    try {
+      ({ rows } = await query<WindowRow>(this.db, LOAD_WINDOW, [shards, from, to, room]));
+    } finally {
+      for (const s of shards) {
+        const w = this.shards.get(s);
+        if (w && w.generation === gens.get(s)) w.scanTarget = null;
+      }
+    }
+    this.stats.scans++;
+    // Hitting the cap: stop just before the last due time so ties are re-read.
+    const reached = rows.length >= room && rows.length > 0 ? rows[rows.length - 1].due_at_ms - 1 : to;
+    for (const s of shards) {
+      const w = this.shards.get(s);
+      if (!w || w.generation !== gens.get(s)) continue;
+      w.loadedUntil = Math.max(w.loadedUntil ?? -Infinity, from === null ? reached : Math.max(from, reached));
+    }
+    for (const r of rows) {
+      const w = this.shards.get(r.shard);
+      if (!w || w.generation !== gens.get(r.shard)) continue;
+      this.sink.offer({ runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
+    }
+    this.stats.loaded += rows.length;
+  }
+
+  /** Re-reads (-inf, loadedUntil] of every loaded shard; offers what memory lacks. */
+  private async repair(): Promise<void> {
+    const groups = new Map<number, number[]>();
+    for (const [shard, w] of this.shards) {
+      if (w.loadedUntil === null) continue;
+      const list = groups.get(w.loadedUntil) ?? [];
+      list.push(shard);
+      groups.set(w.loadedUntil, list);
+    }
+    for (const [until, shards] of groups) {
+      const gens = new Map(shards.map((s) => [s, this.shards.get(s)?.generation]));
+      const { rows } = await query<WindowRow>(this.db, LOAD_WINDOW, [shards, null, until, this.opts.maxInWindow]);
+      for (const r of rows) {
+        if (this.shards.get(r.shard)?.generation !== gens.get(r.shard)) continue;
+        if (!this.sink.has(r.id)) this.stats.repaired++;
+        this.sink.offer({ runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
+      }
+    }
+  }
+}

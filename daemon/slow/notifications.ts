@@ -1,0 +1,135 @@
+/**
+ * Near-due notifications between daemons.
+ *
+ * A daemon that schedules (or reschedules, or retries) a run due within the
+ * window on a shard it does not own tells the owner with `pg_notify` inside
+ * the inserting transaction, so the message is delivered on commit. The owner
+ * keeps a dedicated LISTEN client (never a pooled one) that reconnects and
+ * re-LISTENs; after every reconnect it asks for a repair scan, because
+ * notifications sent while it was away are gone.
+ */
+import pg from 'pg';
+import type { Logger } from '../log.js';
+import type { Queryable } from '../db/pool.js';
+import { query } from '../db/pool.js';
+
+export interface NearDueRun {
+  runId: number;
+  shard: number;
+  dueAtMs: number;
+  priority: number;
+}
+
+export const channelFor = (schema: string): string => `timelane_runs_${schema}`;
+
+const MAX_PAYLOAD = 7_800; // NOTIFY payloads must stay under 8000 bytes
+
+/** Encodes runs as compact JSON tuples, split into payloads under the NOTIFY limit. */
+export function encodeNearDue(runs: readonly NearDueRun[]): string[] {
+  const out: string[] = [];
+  let parts: string[] = [];
+  let size = 2;
+  for (const r of runs) {
+    const t = `[${r.runId},${r.shard},${r.dueAtMs},${r.priority}]`;
+    if (size + t.length + 1 > MAX_PAYLOAD && parts.length) {
+      out.push(`[${parts.join(',')}]`);
+      parts = [];
+      size = 2;
+    }
+    parts.push(t);
+    size += t.length + 1;
+  }
+  if (parts.length) out.push(`[${parts.join(',')}]`);
+  return out;
+}
+
+export function decodeNearDue(payload: string): NearDueRun[] {
+  const tuples = JSON.parse(payload) as [number, number, number, number][];
+  return tuples.map(([runId, shard, dueAtMs, priority]) => ({ runId, shard, dueAtMs, priority }));
+}
+
+/** notifyNearDue — $1 channel, $2 payload. Run inside the inserting transaction. */
+const NOTIFY = `SELECT pg_notify($1, $2)`;
+
+export async function publishNearDue(db: Queryable, schema: string, runs: readonly NearDueRun[]): Promise<void> {
+  for (const payload of encodeNearDue(runs)) await query(db, NOTIFY, [channelFor(schema), payload]);
+}
+
+export interface ListenerOptions {
+  clientConfig: pg.ClientConfig;
+  schema: string;
+  log: Logger;
+  onRuns: (runs: NearDueRun[]) => void;
+  /** Called after every (re)connect: notifications may have been missed. */
+  onReconnect: () => void;
+}
+
+export class NearDueListener {
+  private client: pg.Client | null = null;
+  private stopped = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private backoffMs = 100;
+
+  constructor(private readonly opts: ListenerOptions) {}
+
+  start(): void {
+    void this.connect();
+  }
+
+  get connected(): boolean {
+    return this.client !== null;
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client(this.opts.clientConfig);
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client, new Error('connection ended')));
+    client.on('notification', (msg) => {
+      if (!msg.payload) return;
+      try {
+        this.opts.onRuns(decodeNearDue(msg.payload));
+      } catch (err) {
+        this.opts.log.warn({ err }, 'bad near-due notification ignored');
+      }
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${channelFor(this.opts.schema)}`);
+      if (this.stopped) {
+        await client.end().catch(() => undefined);
+        return;
+      }
+      this.client = client;
+      this.backoffMs = 100;
+      this.opts.onReconnect();
+    } catch (err) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => undefined);
+      this.lost(null, err);
+    }
+  }
+
+  private lost(client: pg.Client | null, err: unknown): void {
+    if (client && this.client !== client) return;
+    if (this.client) this.opts.log.warn({ err: String(err) }, 'LISTEN connection lost; reconnecting');
+    this.client = null;
+    if (this.stopped || this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.connect();
+    }, this.backoffMs);
+    this.backoffMs = Math.min(this.backoffMs * 2, 5_000);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    const c = this.client;
+    this.client = null;
+    if (c) {
+      c.removeAllListeners('end');
+      await c.end().catch(() => undefined);
+    }
+  }
+}
