@@ -1,0 +1,95 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ClockWatch } from '../../daemon/fast/clock-watch.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+
+describe('ClockWatch', () => {
+  let watch: ClockWatch | undefined;
+  afterEach(() => watch?.stop());
+
+  function setup(opts: { intervalMs?: number; stepThresholdMs?: number } = {}) {
+    const clock = new FakeClock({ wallStartMs: 1_700_000_000_000, monoStartMs: 5_000 });
+    const steps: number[] = [];
+    watch = new ClockWatch(clock, { ...opts, onStep: (d) => steps.push(d) });
+    return { clock, steps, watch };
+  }
+
+  it('converts due times to monotonic deadlines with the offset', () => {
+    const { clock, watch } = setup();
+    expect(watch.offsetMs).toBe(1_700_000_000_000 - 5_000);
+    expect(watch.toDeadline(clock.wallNow() + 250)).toBe(clock.monoNow() + 250);
+  });
+
+  it('detects a step forward on the next periodic check', () => {
+    const { clock, steps, watch } = setup({ intervalMs: 500 });
+    watch.start();
+    clock.advance(100);
+    clock.stepWall(10_000);
+    clock.advance(399);
+    expect(steps).toEqual([]);
+    clock.advance(1);
+    expect(steps).toEqual([10_000]);
+    expect(watch.toDeadline(clock.wallNow() + 50)).toBe(clock.monoNow() + 50);
+    expect([watch.steps, watch.lastStepMs, watch.stats.lastStepAtWallMs]).toEqual([1, 10_000, clock.wallNow()]);
+  });
+
+  it('detects a step back', () => {
+    const { clock, steps, watch } = setup({ intervalMs: 500 });
+    watch.start();
+    clock.stepWall(-3_000);
+    clock.advance(500);
+    expect(steps).toEqual([-3_000]);
+    expect(watch.toDeadline(clock.wallNow())).toBe(clock.monoNow());
+    // One step is reported once, not on every later check.
+    clock.advance(5_000);
+    expect(steps).toEqual([-3_000]);
+  });
+
+  it('ignores jitter below the threshold', () => {
+    const { clock, steps, watch } = setup({ intervalMs: 500, stepThresholdMs: 25 });
+    const before = watch.offsetMs;
+    watch.start();
+    for (const jitter of [1, -1, 20, -20, 5, -25, 25]) {
+      clock.stepWall(jitter);
+      clock.advance(500);
+    }
+    expect(steps).toEqual([]);
+    expect(watch.offsetMs).toBe(before);
+  });
+
+  it('treats small moves that add up past the threshold as one step', () => {
+    const { clock, steps, watch } = setup({ intervalMs: 500, stepThresholdMs: 25 });
+    watch.start();
+    for (let i = 0; i < 3; i++) {
+      clock.stepWall(10);
+      clock.advance(500);
+    }
+    expect(steps).toEqual([30]);
+  });
+
+  it('check() can be called directly and start() checks at once', () => {
+    const { clock, steps, watch } = setup();
+    clock.stepWall(-100);
+    expect(watch.check()).toBe(-100);
+    expect(watch.check()).toBe(0);
+    clock.stepWall(100);
+    watch.start();
+    expect(steps).toEqual([-100, 100]);
+  });
+
+  it('stop() stops the periodic check and leaves no timer behind', () => {
+    const { clock, steps, watch } = setup();
+    watch.start();
+    expect(clock.pendingTimers).toBe(1);
+    watch.stop();
+    expect(clock.pendingTimers).toBe(0);
+    clock.stepWall(1_000);
+    clock.advance(2_000);
+    expect(steps).toEqual([]);
+  });
+
+  it('rejects bad options with the field name', () => {
+    const clock = new FakeClock();
+    expect(() => new ClockWatch(clock, { intervalMs: 0 })).toThrow(/intervalMs/);
+    expect(() => new ClockWatch(clock, { stepThresholdMs: -1 })).toThrow(/stepThresholdMs/);
+  });
+});
