@@ -30,6 +30,10 @@ export interface DaemonConfig {
   shards: string;
   /** Adopt shards whose pinned owner is gone (sidecar standby). */
   adoptOrphans: boolean;
+  /** Own no balanced share: only orphaned pinned shards (implies adoptOrphans). */
+  standby: boolean;
+  /** How often membership heartbeats are written and the assignment recomputed, in ms. */
+  membershipIntervalMs: number;
   /** Shard lease TTL in ms. */
   leaseTtlMs: number;
   /** Fast-lane window W in ms: runs due within it are kept in memory. */
@@ -74,6 +78,8 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'shardCount', flag: '--shard-count <n>', env: 'TIMELANE_SHARD_COUNT', description: 'shards created by `migrate` on a new cluster (fixed afterwards)', default: 64 },
   { key: 'shards', flag: '--shards <ranges>', env: 'TIMELANE_SHARDS', description: 'pin to shard ranges, e.g. "0-63" (sidecar mode); empty => balanced share', default: '' },
   { key: 'adoptOrphans', flag: '--adopt-orphans', env: 'TIMELANE_ADOPT_ORPHANS', description: 'also own shards whose pinned owner is gone (standby)', default: false },
+  { key: 'standby', flag: '--standby', env: 'TIMELANE_STANDBY', description: 'own no balanced share, only shards of pinned members that are gone (implies --adopt-orphans)', default: false },
+  { key: 'membershipIntervalMs', flag: '--membership-interval-ms <ms>', env: 'TIMELANE_MEMBERSHIP_INTERVAL_MS', description: 'membership heartbeat and assignment period (members expire after 3 periods)', default: 1000 },
   { key: 'leaseTtlMs', flag: '--lease-ttl-ms <ms>', env: 'TIMELANE_LEASE_TTL_MS', description: 'shard lease TTL', default: 3000 },
   { key: 'windowMs', flag: '--window-ms <ms>', env: 'TIMELANE_WINDOW_MS', description: 'fast-lane window W: runs due within it are held in memory', default: 30_000 },
   { key: 'maxInWindow', flag: '--max-in-window <n>', env: 'TIMELANE_MAX_IN_WINDOW', description: 'most runs held in memory (the window shrinks past it)', default: 1_000_000 },
@@ -95,6 +101,7 @@ const NUMERIC_LIMITS: Partial<Record<keyof DaemonConfig, [number, number]>> = {
   loadIntervalMs: [50, 60_000],
   repairIntervalMs: [100, 600_000],
   reapIntervalMs: [50, 60_000],
+  membershipIntervalMs: [100, 60_000],
   defaultRunLeaseMs: [1_000, 3_600_000],
   maxPayloadBytes: [1_024, 16_777_216],
 };

@@ -35,6 +35,9 @@ import { LIST_SHARDS, type ShardRow } from './db/queries/admin.js';
 import { measureClockSkew } from './clock-skew.js';
 import type { ShardInfo } from '../proto/gen/timelane/v1/ShardInfo.js';
 import type { Member } from '../proto/gen/timelane/v1/Member.js';
+import { ClusterMember } from './cluster/cluster-member.js';
+import { ClusterOperations } from './cluster/operations.js';
+import { assignShards } from './cluster/assignment.js';
 
 const SKEW_EVERY_MS = 5_000;
 
@@ -60,6 +63,8 @@ export class Daemon {
   private metricsServer: http.Server | null = null;
   private skewTimer: NodeJS.Timeout | null = null;
   private gaugeTimer: NodeJS.Timeout | null = null;
+  /** Set when Redis is configured: membership and balanced assignment. */
+  cluster: ClusterMember | null = null;
 
   constructor(readonly config: DaemonConfig) {
     this.log = createLogger(config.logLevel, { member: config.memberId });
@@ -108,6 +113,7 @@ export class Daemon {
           this.loader.removeShard(shard);
           this.hub.dropShard(shard);
         },
+        onReleased: (shard) => this.cluster?.announceRelease(shard),
       },
     );
     this.claimer = new Claimer({
@@ -154,8 +160,29 @@ export class Daemon {
     this.loader.start();
     this.listener.start();
     this.reaper.start();
-    this.leases.setDesired(this.desiredShards());
     this.leases.start();
+    if (this.redis) {
+      this.cluster = new ClusterMember(
+        {
+          redis: this.redis,
+          prefix: cfg.redisPrefix,
+          memberId: cfg.memberId,
+          address: this.advertisedAddress(),
+          pinned: this.pinnedShards(),
+          pinnedRanges: cfg.shards,
+          adoptOrphans: cfg.adoptOrphans,
+          standby: cfg.standby,
+          shardCount: this.shardCount,
+          intervalMs: cfg.membershipIntervalMs,
+          log: this.log,
+        },
+        this.leases,
+      );
+      await this.cluster.start();
+    } else {
+      // Single node (Postgres leases): own the pinned range, or every shard.
+      this.leases.setDesired(cfg.shards ? this.pinnedShards() : Array.from({ length: this.shardCount }, (_, i) => i));
+    }
     this.skewTimer = setInterval(() => void this.measureSkew(), SKEW_EVERY_MS);
     void this.measureSkew();
     this.gaugeTimer = setInterval(() => this.updateGauges(), 1000);
@@ -171,8 +198,10 @@ export class Daemon {
     this.grpc?.setServing(false);
     if (this.skewTimer) clearInterval(this.skewTimer);
     if (this.gaugeTimer) clearInterval(this.gaugeTimer);
+    await this.cluster?.leave();
     this.fastLane?.stop();
     await this.leases?.stop();
+    await this.cluster?.close();
     await this.loader?.stop();
     await this.reaper?.stop();
     await this.listener?.stop();
@@ -192,9 +221,12 @@ export class Daemon {
     return new RedisLeaseBackend({ redis: this.redis, db: this.db, prefix: cfg.redisPrefix, memberId: cfg.memberId, log: this.log });
   }
 
-  private desiredShards(): number[] {
-    if (this.config.shards) return parseShardRanges(this.config.shards, this.shardCount);
-    return Array.from({ length: this.shardCount }, (_, i) => i);
+  private pinnedShards(): number[] {
+    return this.config.shards ? parseShardRanges(this.config.shards, this.shardCount) : [];
+  }
+
+  private advertisedAddress(): string {
+    return this.config.advertiseAddress.replace(/:0$/, `:${this.grpcPort}`);
   }
 
   private async measureSkew(): Promise<void> {
@@ -220,6 +252,7 @@ export class Daemon {
 
   private apiContext(): ApiContext {
     return {
+      ops: () => (this.cluster ? new ClusterOperations(this.db, this.cluster, this.shardCount) : null),
       db: this.db,
       log: this.log,
       metrics: this.metrics,
@@ -234,25 +267,42 @@ export class Daemon {
         this.reaper.kick();
       },
       listShards: () => this.listShards(),
-      listMembers: async (): Promise<Member[]> => [this.selfMember()],
+      listMembers: async (): Promise<Member[]> => this.listMembers(),
     };
   }
 
-  selfMember(): Member {
-    return {
-      id: this.config.memberId,
-      grpcAddress: this.config.advertiseAddress.replace(/:0$/, `:${this.grpcPort}`),
-      ownedShards: this.leases.ownedShards().length,
-      startedAtMs: String(this.startedAtMs),
-      lastSeenMs: String(Date.now()),
-    };
+  private listMembers(): Member[] {
+    if (!this.cluster) {
+      return [
+        {
+          id: this.config.memberId,
+          grpcAddress: this.advertisedAddress(),
+          ownedShards: this.leases.ownedShards().length,
+          startedAtMs: String(this.startedAtMs),
+          lastSeenMs: String(Date.now()),
+        },
+      ];
+    }
+    return this.cluster.members.map((m) => ({
+      id: m.id,
+      grpcAddress: m.address,
+      ownedShards: m.id === this.config.memberId ? this.leases.ownedShards().length : m.ownedShards,
+      startedAtMs: String(m.startedAtMs),
+      lastSeenMs: String(m.lastSeenMs),
+    }));
   }
 
   private async listShards(): Promise<ShardInfo[]> {
     const { rows } = await query<ShardRow>(this.db, LIST_SHARDS);
+    const view = this.cluster?.view;
+    const assigned = view ? assignShards(view) : [];
+    const now = Date.now();
     return rows.map((r) => {
       const here = this.leases.isOwned(r.shard);
       return {
+        leaseAgeMs: String(r.owner && r.acquired_at_ms ? Math.max(0, now - r.acquired_at_ms) : 0),
+        lagMs: r.next_due_at_ms && r.next_due_at_ms < now ? now - r.next_due_at_ms : 0,
+        assignedTo: assigned[r.shard] ?? (this.cluster ? '' : this.config.memberId),
         shard: r.shard,
         owner: r.owner ?? '',
         fence: String(r.fence),

@@ -1,21 +1,51 @@
-/** Admin RPCs: the shard map and the member list. */
+/** Admin RPCs: the shard map, the member list, and operator moves. */
+import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import type { AdminHandlers } from '../../proto/gen/timelane/v1/Admin.js';
 import type { ApiContext } from './context.js';
 import { toServiceError } from './status.js';
+import { failedPrecondition, invalidArgument } from '../errors.js';
+import type { ShardMove } from '../cluster/assignment.js';
+import type { ClusterOperations } from '../cluster/operations.js';
+import type { ShardMove as WireMove } from '../../proto/gen/timelane/v1/ShardMove.js';
+
+function unary<Req, Res>(ctx: ApiContext, fn: (req: Req) => Promise<Res>) {
+  return (call: ServerUnaryCall<Req, Res>, cb: sendUnaryData<Res>): void => {
+    fn(call.request).then(
+      (res) => cb(null, res),
+      (err: unknown) => cb(toServiceError(err, ctx.log)),
+    );
+  };
+}
+
+const moveToWire = (m: ShardMove): WireMove => ({ shard: m.shard, fromMember: m.from ?? '', toMember: m.to ?? '' });
+
+function timeout(field: string, v: number, dflt: number): number {
+  if (v === 0) return dflt;
+  if (v < 100 || v > 300_000) throw invalidArgument(field, 'must be 0 (default) or 100..300000');
+  return v;
+}
 
 export function adminHandlers(ctx: ApiContext): AdminHandlers {
+  const ops = (): ClusterOperations => {
+    const o = ctx.ops();
+    if (!o) throw failedPrecondition('operator moves need a cluster: start the daemons with REDIS_URL');
+    return o;
+  };
   return {
-    ListShards: (_call, cb) => {
-      ctx.listShards().then(
-        (shards) => cb(null, { shards }),
-        (err: unknown) => cb(toServiceError(err, ctx.log)),
-      );
-    },
-    ListMembers: (_call, cb) => {
-      ctx.listMembers().then(
-        (members) => cb(null, { members }),
-        (err: unknown) => cb(toServiceError(err, ctx.log)),
-      );
-    },
+    ListShards: unary(ctx, async () => ({ shards: await ctx.listShards() })),
+    ListMembers: unary(ctx, async () => ({ members: await ctx.listMembers() })),
+    MoveShard: unary(ctx, async (req) => {
+      if (!req.toMember) throw invalidArgument('to_member', 'is required');
+      const { move, handoffMs } = await ops().move(req.shard, req.toMember, timeout('timeout_ms', req.timeoutMs, 10_000));
+      return { move: moveToWire(move), handoffMs };
+    }),
+    DrainMember: unary(ctx, async (req) => {
+      const { moves, completed } = await ops().drain(req.memberId, req.undo, timeout('timeout_ms', req.timeoutMs, 15_000));
+      return { moves: moves.map(moveToWire), completed };
+    }),
+    Rebalance: unary(ctx, async (req) => {
+      const r = await ops().rebalance(req.dryRun, timeout('timeout_ms', req.timeoutMs, 15_000));
+      return { moves: r.moves.map(moveToWire), executed: r.executed, completed: r.completed, shardsPerMember: r.perMember };
+    }),
   };
 }

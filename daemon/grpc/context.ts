@@ -8,6 +8,7 @@ import type { NearDueRun } from '../slow/notifications.js';
 import type { Limits } from './validate.js';
 import type { Member } from '../../proto/gen/timelane/v1/Member.js';
 import type { ShardInfo } from '../../proto/gen/timelane/v1/ShardInfo.js';
+import type { ClusterOperations } from '../cluster/operations.js';
 
 export interface ApiContext {
   db: Db;
@@ -25,4 +26,6 @@ export interface ApiContext {
   expireDeliveries(refs: { runId: number; fence: number; deliveries: number }[]): Promise<void>;
   listShards(): Promise<ShardInfo[]>;
   listMembers(): Promise<Member[]>;
+  /** Operator moves; null without a cluster (no Redis). */
+  ops(): ClusterOperations | null;
 }

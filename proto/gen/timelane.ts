@@ -8,6 +8,8 @@ import type { CancelJobResponse as _timelane_v1_CancelJobResponse, CancelJobResp
 import type { Complete as _timelane_v1_Complete, Complete__Output as _timelane_v1_Complete__Output } from './timelane/v1/Complete.js';
 import type { DeliveredRun as _timelane_v1_DeliveredRun, DeliveredRun__Output as _timelane_v1_DeliveredRun__Output } from './timelane/v1/DeliveredRun.js';
 import type { DeliveryRef as _timelane_v1_DeliveryRef, DeliveryRef__Output as _timelane_v1_DeliveryRef__Output } from './timelane/v1/DeliveryRef.js';
+import type { DrainMemberRequest as _timelane_v1_DrainMemberRequest, DrainMemberRequest__Output as _timelane_v1_DrainMemberRequest__Output } from './timelane/v1/DrainMemberRequest.js';
+import type { DrainMemberResponse as _timelane_v1_DrainMemberResponse, DrainMemberResponse__Output as _timelane_v1_DrainMemberResponse__Output } from './timelane/v1/DrainMemberResponse.js';
 import type { Fail as _timelane_v1_Fail, Fail__Output as _timelane_v1_Fail__Output } from './timelane/v1/Fail.js';
 import type { GetJobRequest as _timelane_v1_GetJobRequest, GetJobRequest__Output as _timelane_v1_GetJobRequest__Output } from './timelane/v1/GetJobRequest.js';
 import type { GetJobResponse as _timelane_v1_GetJobResponse, GetJobResponse__Output as _timelane_v1_GetJobResponse__Output } from './timelane/v1/GetJobResponse.js';
@@ -22,6 +24,10 @@ import type { ListRunsResponse as _timelane_v1_ListRunsResponse, ListRunsRespons
 import type { ListShardsRequest as _timelane_v1_ListShardsRequest, ListShardsRequest__Output as _timelane_v1_ListShardsRequest__Output } from './timelane/v1/ListShardsRequest.js';
 import type { ListShardsResponse as _timelane_v1_ListShardsResponse, ListShardsResponse__Output as _timelane_v1_ListShardsResponse__Output } from './timelane/v1/ListShardsResponse.js';
 import type { Member as _timelane_v1_Member, Member__Output as _timelane_v1_Member__Output } from './timelane/v1/Member.js';
+import type { MoveShardRequest as _timelane_v1_MoveShardRequest, MoveShardRequest__Output as _timelane_v1_MoveShardRequest__Output } from './timelane/v1/MoveShardRequest.js';
+import type { MoveShardResponse as _timelane_v1_MoveShardResponse, MoveShardResponse__Output as _timelane_v1_MoveShardResponse__Output } from './timelane/v1/MoveShardResponse.js';
+import type { RebalanceRequest as _timelane_v1_RebalanceRequest, RebalanceRequest__Output as _timelane_v1_RebalanceRequest__Output } from './timelane/v1/RebalanceRequest.js';
+import type { RebalanceResponse as _timelane_v1_RebalanceResponse, RebalanceResponse__Output as _timelane_v1_RebalanceResponse__Output } from './timelane/v1/RebalanceResponse.js';
 import type { RescheduleJobRequest as _timelane_v1_RescheduleJobRequest, RescheduleJobRequest__Output as _timelane_v1_RescheduleJobRequest__Output } from './timelane/v1/RescheduleJobRequest.js';
 import type { RescheduleJobResponse as _timelane_v1_RescheduleJobResponse, RescheduleJobResponse__Output as _timelane_v1_RescheduleJobResponse__Output } from './timelane/v1/RescheduleJobResponse.js';
 import type { RetryPolicy as _timelane_v1_RetryPolicy, RetryPolicy__Output as _timelane_v1_RetryPolicy__Output } from './timelane/v1/RetryPolicy.js';
@@ -32,6 +38,7 @@ import type { ScheduleRequest as _timelane_v1_ScheduleRequest, ScheduleRequest__
 import type { ScheduleResponse as _timelane_v1_ScheduleResponse, ScheduleResponse__Output as _timelane_v1_ScheduleResponse__Output } from './timelane/v1/ScheduleResponse.js';
 import type { SchedulerClient as _timelane_v1_SchedulerClient, SchedulerDefinition as _timelane_v1_SchedulerDefinition } from './timelane/v1/Scheduler.js';
 import type { ShardInfo as _timelane_v1_ShardInfo, ShardInfo__Output as _timelane_v1_ShardInfo__Output } from './timelane/v1/ShardInfo.js';
+import type { ShardMove as _timelane_v1_ShardMove, ShardMove__Output as _timelane_v1_ShardMove__Output } from './timelane/v1/ShardMove.js';
 import type { Subscribe as _timelane_v1_Subscribe, Subscribe__Output as _timelane_v1_Subscribe__Output } from './timelane/v1/Subscribe.js';
 import type { WorkRequest as _timelane_v1_WorkRequest, WorkRequest__Output as _timelane_v1_WorkRequest__Output } from './timelane/v1/WorkRequest.js';
 import type { WorkResponse as _timelane_v1_WorkResponse, WorkResponse__Output as _timelane_v1_WorkResponse__Output } from './timelane/v1/WorkResponse.js';
@@ -52,6 +59,8 @@ export interface ProtoGrpcType {
       DeliveredRun: MessageTypeDefinition<_timelane_v1_DeliveredRun, _timelane_v1_DeliveredRun__Output>
       DeliveryMode: EnumTypeDefinition
       DeliveryRef: MessageTypeDefinition<_timelane_v1_DeliveryRef, _timelane_v1_DeliveryRef__Output>
+      DrainMemberRequest: MessageTypeDefinition<_timelane_v1_DrainMemberRequest, _timelane_v1_DrainMemberRequest__Output>
+      DrainMemberResponse: MessageTypeDefinition<_timelane_v1_DrainMemberResponse, _timelane_v1_DrainMemberResponse__Output>
       Fail: MessageTypeDefinition<_timelane_v1_Fail, _timelane_v1_Fail__Output>
       GetJobRequest: MessageTypeDefinition<_timelane_v1_GetJobRequest, _timelane_v1_GetJobRequest__Output>
       GetJobResponse: MessageTypeDefinition<_timelane_v1_GetJobResponse, _timelane_v1_GetJobResponse__Output>
@@ -67,6 +76,10 @@ export interface ProtoGrpcType {
       ListShardsRequest: MessageTypeDefinition<_timelane_v1_ListShardsRequest, _timelane_v1_ListShardsRequest__Output>
       ListShardsResponse: MessageTypeDefinition<_timelane_v1_ListShardsResponse, _timelane_v1_ListShardsResponse__Output>
       Member: MessageTypeDefinition<_timelane_v1_Member, _timelane_v1_Member__Output>
+      MoveShardRequest: MessageTypeDefinition<_timelane_v1_MoveShardRequest, _timelane_v1_MoveShardRequest__Output>
+      MoveShardResponse: MessageTypeDefinition<_timelane_v1_MoveShardResponse, _timelane_v1_MoveShardResponse__Output>
+      RebalanceRequest: MessageTypeDefinition<_timelane_v1_RebalanceRequest, _timelane_v1_RebalanceRequest__Output>
+      RebalanceResponse: MessageTypeDefinition<_timelane_v1_RebalanceResponse, _timelane_v1_RebalanceResponse__Output>
       RescheduleJobRequest: MessageTypeDefinition<_timelane_v1_RescheduleJobRequest, _timelane_v1_RescheduleJobRequest__Output>
       RescheduleJobResponse: MessageTypeDefinition<_timelane_v1_RescheduleJobResponse, _timelane_v1_RescheduleJobResponse__Output>
       RetryPolicy: MessageTypeDefinition<_timelane_v1_RetryPolicy, _timelane_v1_RetryPolicy__Output>
@@ -78,6 +91,7 @@ export interface ProtoGrpcType {
       ScheduleResponse: MessageTypeDefinition<_timelane_v1_ScheduleResponse, _timelane_v1_ScheduleResponse__Output>
       Scheduler: SubtypeConstructor<typeof grpc.Client, _timelane_v1_SchedulerClient> & { service: _timelane_v1_SchedulerDefinition }
       ShardInfo: MessageTypeDefinition<_timelane_v1_ShardInfo, _timelane_v1_ShardInfo__Output>
+      ShardMove: MessageTypeDefinition<_timelane_v1_ShardMove, _timelane_v1_ShardMove__Output>
       Subscribe: MessageTypeDefinition<_timelane_v1_Subscribe, _timelane_v1_Subscribe__Output>
       WorkRequest: MessageTypeDefinition<_timelane_v1_WorkRequest, _timelane_v1_WorkRequest__Output>
       WorkResponse: MessageTypeDefinition<_timelane_v1_WorkResponse, _timelane_v1_WorkResponse__Output>

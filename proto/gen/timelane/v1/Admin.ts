@@ -2,12 +2,27 @@
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { DrainMemberRequest as _timelane_v1_DrainMemberRequest, DrainMemberRequest__Output as _timelane_v1_DrainMemberRequest__Output } from '../../timelane/v1/DrainMemberRequest.js';
+import type { DrainMemberResponse as _timelane_v1_DrainMemberResponse, DrainMemberResponse__Output as _timelane_v1_DrainMemberResponse__Output } from '../../timelane/v1/DrainMemberResponse.js';
 import type { ListMembersRequest as _timelane_v1_ListMembersRequest, ListMembersRequest__Output as _timelane_v1_ListMembersRequest__Output } from '../../timelane/v1/ListMembersRequest.js';
 import type { ListMembersResponse as _timelane_v1_ListMembersResponse, ListMembersResponse__Output as _timelane_v1_ListMembersResponse__Output } from '../../timelane/v1/ListMembersResponse.js';
 import type { ListShardsRequest as _timelane_v1_ListShardsRequest, ListShardsRequest__Output as _timelane_v1_ListShardsRequest__Output } from '../../timelane/v1/ListShardsRequest.js';
 import type { ListShardsResponse as _timelane_v1_ListShardsResponse, ListShardsResponse__Output as _timelane_v1_ListShardsResponse__Output } from '../../timelane/v1/ListShardsResponse.js';
+import type { MoveShardRequest as _timelane_v1_MoveShardRequest, MoveShardRequest__Output as _timelane_v1_MoveShardRequest__Output } from '../../timelane/v1/MoveShardRequest.js';
+import type { MoveShardResponse as _timelane_v1_MoveShardResponse, MoveShardResponse__Output as _timelane_v1_MoveShardResponse__Output } from '../../timelane/v1/MoveShardResponse.js';
+import type { RebalanceRequest as _timelane_v1_RebalanceRequest, RebalanceRequest__Output as _timelane_v1_RebalanceRequest__Output } from '../../timelane/v1/RebalanceRequest.js';
+import type { RebalanceResponse as _timelane_v1_RebalanceResponse, RebalanceResponse__Output as _timelane_v1_RebalanceResponse__Output } from '../../timelane/v1/RebalanceResponse.js';
 
 export interface AdminClient extends grpc.Client {
+  DrainMember(argument: _timelane_v1_DrainMemberRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_DrainMemberResponse__Output>): grpc.ClientUnaryCall;
+  DrainMember(argument: _timelane_v1_DrainMemberRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_DrainMemberResponse__Output>): grpc.ClientUnaryCall;
+  DrainMember(argument: _timelane_v1_DrainMemberRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_DrainMemberResponse__Output>): grpc.ClientUnaryCall;
+  DrainMember(argument: _timelane_v1_DrainMemberRequest, callback: grpc.requestCallback<_timelane_v1_DrainMemberResponse__Output>): grpc.ClientUnaryCall;
+  drainMember(argument: _timelane_v1_DrainMemberRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_DrainMemberResponse__Output>): grpc.ClientUnaryCall;
+  drainMember(argument: _timelane_v1_DrainMemberRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_DrainMemberResponse__Output>): grpc.ClientUnaryCall;
+  drainMember(argument: _timelane_v1_DrainMemberRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_DrainMemberResponse__Output>): grpc.ClientUnaryCall;
+  drainMember(argument: _timelane_v1_DrainMemberRequest, callback: grpc.requestCallback<_timelane_v1_DrainMemberResponse__Output>): grpc.ClientUnaryCall;
+  
   ListMembers(argument: _timelane_v1_ListMembersRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_ListMembersResponse__Output>): grpc.ClientUnaryCall;
   ListMembers(argument: _timelane_v1_ListMembersRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_ListMembersResponse__Output>): grpc.ClientUnaryCall;
   ListMembers(argument: _timelane_v1_ListMembersRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_ListMembersResponse__Output>): grpc.ClientUnaryCall;
@@ -26,16 +41,43 @@ export interface AdminClient extends grpc.Client {
   listShards(argument: _timelane_v1_ListShardsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_ListShardsResponse__Output>): grpc.ClientUnaryCall;
   listShards(argument: _timelane_v1_ListShardsRequest, callback: grpc.requestCallback<_timelane_v1_ListShardsResponse__Output>): grpc.ClientUnaryCall;
   
+  MoveShard(argument: _timelane_v1_MoveShardRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_MoveShardResponse__Output>): grpc.ClientUnaryCall;
+  MoveShard(argument: _timelane_v1_MoveShardRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_MoveShardResponse__Output>): grpc.ClientUnaryCall;
+  MoveShard(argument: _timelane_v1_MoveShardRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_MoveShardResponse__Output>): grpc.ClientUnaryCall;
+  MoveShard(argument: _timelane_v1_MoveShardRequest, callback: grpc.requestCallback<_timelane_v1_MoveShardResponse__Output>): grpc.ClientUnaryCall;
+  moveShard(argument: _timelane_v1_MoveShardRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_MoveShardResponse__Output>): grpc.ClientUnaryCall;
+  moveShard(argument: _timelane_v1_MoveShardRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_MoveShardResponse__Output>): grpc.ClientUnaryCall;
+  moveShard(argument: _timelane_v1_MoveShardRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_MoveShardResponse__Output>): grpc.ClientUnaryCall;
+  moveShard(argument: _timelane_v1_MoveShardRequest, callback: grpc.requestCallback<_timelane_v1_MoveShardResponse__Output>): grpc.ClientUnaryCall;
+  
+  Rebalance(argument: _timelane_v1_RebalanceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  Rebalance(argument: _timelane_v1_RebalanceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  Rebalance(argument: _timelane_v1_RebalanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  Rebalance(argument: _timelane_v1_RebalanceRequest, callback: grpc.requestCallback<_timelane_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  rebalance(argument: _timelane_v1_RebalanceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  rebalance(argument: _timelane_v1_RebalanceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  rebalance(argument: _timelane_v1_RebalanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  rebalance(argument: _timelane_v1_RebalanceRequest, callback: grpc.requestCallback<_timelane_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface AdminHandlers extends grpc.UntypedServiceImplementation {
+  DrainMember: grpc.handleUnaryCall<_timelane_v1_DrainMemberRequest__Output, _timelane_v1_DrainMemberResponse>;
+  
   ListMembers: grpc.handleUnaryCall<_timelane_v1_ListMembersRequest__Output, _timelane_v1_ListMembersResponse>;
   
   ListShards: grpc.handleUnaryCall<_timelane_v1_ListShardsRequest__Output, _timelane_v1_ListShardsResponse>;
   
+  MoveShard: grpc.handleUnaryCall<_timelane_v1_MoveShardRequest__Output, _timelane_v1_MoveShardResponse>;
+  
+  Rebalance: grpc.handleUnaryCall<_timelane_v1_RebalanceRequest__Output, _timelane_v1_RebalanceResponse>;
+  
 }
 
 export interface AdminDefinition extends grpc.ServiceDefinition {
+  DrainMember: MethodDefinition<_timelane_v1_DrainMemberRequest, _timelane_v1_DrainMemberResponse, _timelane_v1_DrainMemberRequest__Output, _timelane_v1_DrainMemberResponse__Output>
   ListMembers: MethodDefinition<_timelane_v1_ListMembersRequest, _timelane_v1_ListMembersResponse, _timelane_v1_ListMembersRequest__Output, _timelane_v1_ListMembersResponse__Output>
   ListShards: MethodDefinition<_timelane_v1_ListShardsRequest, _timelane_v1_ListShardsResponse, _timelane_v1_ListShardsRequest__Output, _timelane_v1_ListShardsResponse__Output>
+  MoveShard: MethodDefinition<_timelane_v1_MoveShardRequest, _timelane_v1_MoveShardResponse, _timelane_v1_MoveShardRequest__Output, _timelane_v1_MoveShardResponse__Output>
+  Rebalance: MethodDefinition<_timelane_v1_RebalanceRequest, _timelane_v1_RebalanceResponse, _timelane_v1_RebalanceRequest__Output, _timelane_v1_RebalanceResponse__Output>
 }

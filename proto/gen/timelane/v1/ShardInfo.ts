@@ -10,6 +10,9 @@ export interface ShardInfo {
   'nextDueAtMs'?: (number | string | Long);
   'acquiredAtMs'?: (number | string | Long);
   'ownedHere'?: (boolean);
+  'leaseAgeMs'?: (number | string | Long);
+  'lagMs'?: (number | string);
+  'assignedTo'?: (string);
 }
 
 export interface ShardInfo__Output {
@@ -20,4 +23,7 @@ export interface ShardInfo__Output {
   'nextDueAtMs': (string);
   'acquiredAtMs': (string);
   'ownedHere': (boolean);
+  'leaseAgeMs': (string);
+  'lagMs': (number);
+  'assignedTo': (string);
 }

@@ -1,0 +1,114 @@
+/**
+ * Shard assignment: a pure, deterministic function from the cluster view to
+ * "who should own each shard". Every member computes it from the same view,
+ * so they agree without talking; leases (and fences) make any disagreement
+ * during a change harmless.
+ *
+ * Rules, in order, for each shard:
+ * 1. An operator override (`ops move`) whose target is live and not drained.
+ * 2. A shard pinned to a member (`--shards`, sidecar mode): that member if it
+ *    is live; otherwise it is an orphan and goes to an adopter
+ *    (`--adopt-orphans` / `--standby`), by rendezvous hashing; with no adopter
+ *    it falls back to the balanced members, so runs still fire.
+ * 3. Any other shard: the balanced members (neither pinned nor standby), by
+ *    rendezvous hashing with bounded load (no member gets more than
+ *    floor or ceil of shards / members), so shares differ by at most one.
+ * Drained members (`ops drain`) own nothing.
+ */
+
+export interface MemberView {
+  id: string;
+  /** Shards pinned to this member; empty for a balanced member. */
+  pinned: readonly number[];
+  adoptOrphans: boolean;
+  standby: boolean;
+}
+
+export interface ClusterView {
+  shardCount: number;
+  /** Live members (heartbeat not expired). */
+  members: readonly MemberView[];
+  /** Every known pin, including members that are gone: shard → member id. */
+  pins: ReadonlyMap<number, string>;
+  /** Members an operator drained. */
+  drained: ReadonlySet<string>;
+  /** Operator moves: shard → member id. */
+  overrides: ReadonlyMap<number, string>;
+}
+
+/** Rendezvous score of (member, shard): FNV-1a over both, then a 32-bit mix. */
+export function score(memberId: string, shard: number): number {
+  let h = 0x811c9dc5;
+  const s = `${memberId}\u0000${shard}`;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b) >>> 0;
+  h ^= h >>> 13;
+  return h >>> 0;
+}
+
+function ranked(candidates: readonly string[], shard: number): string[] {
+  return [...candidates].sort((a, b) => score(b, shard) - score(a, shard) || (a < b ? -1 : 1));
+}
+
+/** Returns shard → member id (null when no live member can take it). */
+export function assignShards(view: ClusterView): (string | null)[] {
+  const live = view.members.filter((m) => !view.drained.has(m.id));
+  const liveIds = new Set(live.map((m) => m.id));
+  const balanced = live.filter((m) => m.pinned.length === 0 && !m.standby).map((m) => m.id);
+  const adopters = live.filter((m) => m.adoptOrphans || m.standby).map((m) => m.id);
+  const out: (string | null)[] = new Array<string | null>(view.shardCount).fill(null);
+
+  const pool: number[] = []; // shards handed out by bounded-load rendezvous
+  const orphans: number[] = [];
+  for (let shard = 0; shard < view.shardCount; shard++) {
+    const override = view.overrides.get(shard);
+    if (override !== undefined && liveIds.has(override)) {
+      out[shard] = override;
+      continue;
+    }
+    const pinnedTo = view.pins.get(shard);
+    if (pinnedTo !== undefined) {
+      if (liveIds.has(pinnedTo)) out[shard] = pinnedTo;
+      else orphans.push(shard);
+      continue;
+    }
+    pool.push(shard);
+  }
+  for (const shard of orphans) {
+    const candidates = adopters.length > 0 ? adopters : balanced.length > 0 ? balanced : [...liveIds];
+    out[shard] = candidates.length > 0 ? ranked(candidates, shard)[0] : null;
+  }
+  const takers = balanced.length > 0 ? balanced : adopters.length > 0 ? adopters : [...liveIds];
+  if (takers.length > 0) {
+    // Capacities differ by at most one: the first (pool % n) members by id get the extra shard.
+    const sorted = [...takers].sort();
+    const base = Math.floor(pool.length / takers.length);
+    const cap = new Map(sorted.map((id, i) => [id, base + (i < pool.length % takers.length ? 1 : 0)]));
+    const load = new Map(takers.map((id) => [id, 0]));
+    for (const shard of pool) {
+      const pick = ranked(takers, shard).find((id) => (load.get(id) ?? 0) < (cap.get(id) ?? 0)) ?? takers[0];
+      out[shard] = pick;
+      load.set(pick, (load.get(pick) ?? 0) + 1);
+    }
+  }
+  return out;
+}
+
+export interface ShardMove {
+  shard: number;
+  from: string | null;
+  to: string | null;
+}
+
+/** The moves that turn `current` ownership into `target`. */
+export function planMoves(current: readonly (string | null)[], target: readonly (string | null)[]): ShardMove[] {
+  const moves: ShardMove[] = [];
+  for (let shard = 0; shard < target.length; shard++) {
+    if ((current[shard] ?? null) !== target[shard]) moves.push({ shard, from: current[shard] ?? null, to: target[shard] });
+  }
+  return moves;
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { assignShards, planMoves, type ClusterView, type MemberView } from '../../daemon/cluster/assignment.js';
+
+const member = (id: string, extra: Partial<MemberView> = {}): MemberView => ({ id, pinned: [], adoptOrphans: false, standby: false, ...extra });
+const view = (members: MemberView[], extra: Partial<ClusterView> = {}): ClusterView => ({
+  shardCount: 64,
+  members,
+  pins: new Map(),
+  drained: new Set(),
+  overrides: new Map(),
+  ...extra,
+});
+const counts = (out: (string | null)[]): Record<string, number> =>
+  out.reduce<Record<string, number>>((acc, o) => ((acc[o ?? 'none'] = (acc[o ?? 'none'] ?? 0) + 1), acc), {});
+
+describe('assignShards', () => {
+  it('splits shards evenly (within one) and deterministically', () => {
+    const v = view([member('a'), member('b'), member('c')]);
+    const out = assignShards(v);
+    const c = counts(out);
+    expect(Object.values(c).sort()).toEqual([21, 21, 22]);
+    expect(assignShards(view([member('c'), member('a'), member('b')]))).toEqual(out);
+  });
+
+  it('moves few shards when a member joins', () => {
+    const before = assignShards(view([member('a'), member('b'), member('c')]));
+    const after = assignShards(view([member('a'), member('b'), member('c'), member('d')]));
+    expect(counts(after).d).toBe(16);
+    // Rendezvous keeps most shards where they were; only about a quarter move.
+    expect(planMoves(before, after).length).toBeLessThan(32);
+  });
+
+  it('gives pinned shards to their member, and orphans to adopters', () => {
+    const pins = new Map<number, string>();
+    for (let s = 0; s < 16; s++) pins.set(s, 'side-0');
+    const live = view([member('side-0', { pinned: [...pins.keys()] }), member('a'), member('standby', { standby: true })], { pins });
+    const out = assignShards(live);
+    for (let s = 0; s < 16; s++) expect(out[s]).toBe('side-0');
+    expect(out.slice(16).every((o) => o === 'a')).toBe(true); // standby owns no balanced share
+    const gone = assignShards(view([member('a'), member('standby', { standby: true })], { pins }));
+    for (let s = 0; s < 16; s++) expect(gone[s]).toBe('standby');
+    // With no adopter the balanced members take orphans rather than leave them unfired.
+    const noAdopter = assignShards(view([member('a')], { pins }));
+    expect(noAdopter.every((o) => o === 'a')).toBe(true);
+  });
+
+  it('applies overrides to live members and ignores drained ones', () => {
+    const v = view([member('a'), member('b')], { overrides: new Map([[3, 'b'], [4, 'zz']]), drained: new Set(['a']) });
+    const out = assignShards(v);
+    expect(out.every((o) => o === 'b')).toBe(true);
+    const moved = assignShards(view([member('a'), member('b')], { overrides: new Map([[3, 'a']]) }));
+    expect(moved[3]).toBe('a');
+  });
+
+  it('leaves shards unowned only when nobody is live', () => {
+    expect(assignShards(view([])).every((o) => o === null)).toBe(true);
+  });
+});
