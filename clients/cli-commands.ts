@@ -1,0 +1,184 @@
+/** The CLI's client commands: schedule, get, run, runs, cancel, reschedule, shards, members. */
+import { Command, Option } from 'commander';
+import {
+  type ConnectionOptions,
+  connectionOptions,
+  durationArg,
+  instantArg,
+  intArg,
+  out,
+  withClient,
+} from './cli-common.js';
+import { formatDuration } from './duration.js';
+import { iso, isoRelative, jobLines, runLines, runsTable, table, toJson } from './format.js';
+import type { RunStatusName } from './types.js';
+
+interface ScheduleOptions extends ConnectionOptions {
+  queue: string;
+  in?: number;
+  at?: number;
+  payload?: string;
+  priority?: number;
+  dedupeKey?: string;
+  namespace?: string;
+  atMostOnce?: boolean;
+  maxAttempts?: number;
+  leaseMs?: number;
+}
+
+interface RunsOptions extends ConnectionOptions {
+  job?: string;
+  queue?: string;
+  status?: RunStatusName;
+  limit?: number;
+  pageToken?: string;
+}
+
+interface WhenOptions extends ConnectionOptions {
+  in?: number;
+  at?: number;
+}
+
+const RUN_STATUSES: RunStatusName[] = ['scheduled', 'fired', 'completed', 'failed', 'dead', 'cancelled'];
+
+export function registerClientCommands(program: Command): void {
+  connectionOptions(program.command('schedule'))
+    .description('schedule a job (due now unless --in or --at)')
+    .requiredOption('--queue <queue>', 'queue the run is delivered on')
+    .addOption(new Option('--in <duration>', 'due after this long: 500ms, 2s, 1m, 1h').argParser(durationArg).conflicts('at'))
+    .addOption(new Option('--at <iso>', 'due at this ISO-8601 instant').argParser(instantArg))
+    .option('--payload <json-or-text>', 'payload, sent as UTF-8')
+    .option('--priority <n>', 'higher fires first within a millisecond (-1000..1000)', intArg)
+    .option('--dedupe-key <key>', 'makes scheduling idempotent within the namespace')
+    .option('--namespace <ns>', 'scope for dedupe keys')
+    .option('--at-most-once', 'never redeliver (default: at least once)')
+    .option('--max-attempts <n>', 'attempts including the first (1..100)', intArg)
+    .option('--lease-ms <n>', 'lease of a delivered run in ms', intArg)
+    .action((opts: ScheduleOptions) =>
+      withClient(opts, async (client) => {
+        const res = await client.schedule({
+          queue: opts.queue,
+          payload: opts.payload,
+          at: opts.at,
+          delayMs: opts.in,
+          priority: opts.priority,
+          dedupeKey: opts.dedupeKey,
+          namespace: opts.namespace,
+          delivery: opts.atMostOnce ? 'at_most_once' : undefined,
+          retry: opts.maxAttempts === undefined ? undefined : { maxAttempts: opts.maxAttempts },
+          leaseMs: opts.leaseMs,
+        });
+        if (opts.json) return out(toJson(res));
+        out(`job    ${res.job.id}${res.deduplicated ? '  (deduplicated: existing job)' : ''}`);
+        out(`run    ${res.run.id}`);
+        out(`due    ${isoRelative(res.run.dueAtMs)}`);
+        out(`shard  ${res.run.shard}`);
+      }),
+    );
+
+  connectionOptions(program.command('get <jobId>'))
+    .description('show a job and all its runs')
+    .action((jobId: string, opts: ConnectionOptions) =>
+      withClient(opts, async (client) => {
+        const res = await client.getJob(jobId);
+        if (opts.json) return out(toJson(res));
+        out(jobLines(res.job));
+        out('');
+        out(runsTable(res.runs));
+      }),
+    );
+
+  connectionOptions(program.command('run <runId>'))
+    .description('show one run')
+    .action((runId: string, opts: ConnectionOptions) =>
+      withClient(opts, async (client) => {
+        const run = await client.getRun(runId);
+        out(opts.json ? toJson(run) : runLines(run));
+      }),
+    );
+
+  connectionOptions(program.command('runs'))
+    .description('list runs, oldest first')
+    .option('--job <id>', 'only this job')
+    .option('--queue <queue>', 'only this queue')
+    .addOption(new Option('--status <status>', 'only this status').choices(RUN_STATUSES))
+    .option('--limit <n>', 'page size (1..1000, default 100)', intArg)
+    .option('--page-token <token>', 'continue a previous listing')
+    .action((opts: RunsOptions) =>
+      withClient(opts, async (client) => {
+        const page = await client.listRuns({
+          jobId: opts.job,
+          queue: opts.queue,
+          status: opts.status,
+          pageSize: opts.limit,
+          pageToken: opts.pageToken,
+        });
+        if (opts.json) return out(toJson(page));
+        out(runsTable(page.runs));
+        if (page.nextPageToken) process.stderr.write(`more: --page-token ${page.nextPageToken}\n`);
+      }),
+    );
+
+  connectionOptions(program.command('cancel <jobId>'))
+    .description('cancel a job that has not fired')
+    .action((jobId: string, opts: ConnectionOptions) =>
+      withClient(opts, async (client) => {
+        const res = await client.cancelJob(jobId);
+        if (opts.json) return out(toJson(res));
+        out(`job ${res.job.id}: ${res.job.status}, runs cancelled: ${res.runsCancelled}`);
+      }),
+    );
+
+  connectionOptions(program.command('reschedule <jobId>'))
+    .description('move a job that has not fired to a new due time')
+    .addOption(new Option('--in <duration>', 'due after this long: 500ms, 2s, 1m, 1h').argParser(durationArg).conflicts('at'))
+    .addOption(new Option('--at <iso>', 'due at this ISO-8601 instant').argParser(instantArg))
+    .action((jobId: string, opts: WhenOptions, cmd: Command) => {
+      if (opts.in === undefined && opts.at === undefined) cmd.error("error: give one of '--in <duration>' or '--at <iso>'");
+      return withClient(opts, async (client) => {
+        const run = await client.rescheduleJob(jobId, { at: opts.at, delayMs: opts.in });
+        if (opts.json) return out(toJson(run));
+        out(`run ${run.id} of job ${run.jobId}: due ${isoRelative(run.dueAtMs)}`);
+      });
+    });
+
+  connectionOptions(program.command('shards'))
+    .description('list shards and their owners')
+    .action((opts: ConnectionOptions) =>
+      withClient(opts, async (client) => {
+        const shards = await client.listShards();
+        if (opts.json) return out(toJson(shards));
+        out(
+          table(
+            ['SHARD', 'OWNER', 'ASSIGNED', 'FENCE', 'IN WINDOW', 'NEXT DUE', 'LAG', 'LEASE AGE', 'HERE'],
+            shards.map((s) => [
+              String(s.shard),
+              s.owner || '-',
+              s.assignedTo || '-',
+              String(s.fence),
+              String(s.runsInWindow),
+              iso(s.nextDueAtMs),
+              s.lagMs > 0 ? `${s.lagMs.toFixed(1)}ms` : '-',
+              s.owner ? formatDuration(s.leaseAgeMs) : '-',
+              s.ownedHere ? 'yes' : '',
+            ]),
+          ),
+        );
+      }),
+    );
+
+  connectionOptions(program.command('members'))
+    .description('list cluster members')
+    .action((opts: ConnectionOptions) =>
+      withClient(opts, async (client) => {
+        const members = await client.listMembers();
+        if (opts.json) return out(toJson(members));
+        out(
+          table(
+            ['MEMBER', 'ADDRESS', 'SHARDS', 'STARTED', 'LAST SEEN'],
+            members.map((m) => [m.id, m.grpcAddress, String(m.ownedShards), iso(m.startedAtMs), iso(m.lastSeenMs)]),
+          ),
+        );
+      }),
+    );
+}

@@ -1,0 +1,78 @@
+/** `timelane worker`: prints each run as it fires and completes it (a demo and smoke-test worker). */
+import type { Command } from 'commander';
+import { collect, connectionOptions, type ConnectionOptions, fail, intArg, out, rateArg } from './cli-common.js';
+import { clip, errorLine, payloadText, toJson } from './format.js';
+import type { DeliveredRunInfo } from './types.js';
+import { createWorker } from './worker.js';
+
+interface WorkerCommandOptions extends ConnectionOptions {
+  queue: string[];
+  concurrency: number;
+  failRate: number;
+}
+
+export function registerWorkerCommand(program: Command): void {
+  connectionOptions(program.command('worker'))
+    .description('receive runs, print one line per run as it fires, and complete it (until Ctrl-C)')
+    .requiredOption('--queue <queue>', 'queue to receive from (repeat for more)', collect)
+    .option('--concurrency <n>', 'runs in flight per daemon', intArg, 10)
+    .option('--fail-rate <0..1>', 'fail this share of runs, for demos', rateArg, 0)
+    .addHelpText('after', '\nA comma-separated --address list keeps a stream to every member.')
+    .action((opts: WorkerCommandOptions) => runWorker(opts));
+}
+
+function runWorker(opts: WorkerCommandOptions): Promise<void> {
+  const lastError = new Map<string, string>();
+  let worker: ReturnType<typeof createWorker>;
+  try {
+    worker = createWorker({
+      address: opts.address.split(',').map((a) => a.trim()).filter(Boolean),
+      queues: opts.queue,
+      concurrency: opts.concurrency,
+      handler: (run) => {
+        const failing = opts.failRate > 0 && Math.random() < opts.failRate;
+        out(opts.json ? toJson({ ...run, failing }) : runLine(run, failing));
+        if (failing) throw new Error(`simulated failure (--fail-rate ${opts.failRate})`);
+      },
+      onError: (err, { address }) => {
+        const line = errorLine(err);
+        if (lastError.get(address) === line) return;
+        lastError.set(address, line);
+        process.stderr.write(`${address}: ${line} (reconnecting)\n`);
+      },
+      onAck: (ack) => {
+        if (ack.code !== 0) process.stderr.write(`run ${ack.runId}: rejected: ${ack.codeName}: ${ack.message}\n`);
+      },
+    });
+  } catch (err) {
+    fail(err);
+  }
+  process.stderr.write(`worker on ${opts.queue.join(', ')} via ${opts.address}; Ctrl-C to stop\n`);
+  return new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        process.stderr.write(`${signal} again: exiting now\n`);
+        process.exit(130);
+      }
+      stopping = true;
+      process.stderr.write(`${signal}: finishing runs in flight…\n`);
+      void worker.close().then(() => {
+        const s = worker.stats;
+        process.stderr.write(`received ${s.received}, completed ${s.completed}, failed ${s.failed}, rejected ${s.rejected}\n`);
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        resolve();
+      });
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+function runLine(run: DeliveredRunInfo, failing: boolean): string {
+  const when = new Date(run.receivedAtMs).toISOString();
+  const payload = run.payload.length ? clip(payloadText(run.payload)) : '-';
+  const tail = failing ? '  -> fail' : '';
+  return `${when}  ${run.queue}  run ${run.runId}  attempt ${run.attempt}  ${payload}  lag ${run.lagMs.toFixed(1)} ms${tail}`;
+}

@@ -1,0 +1,138 @@
+/**
+ * Promise API over the Scheduler and Admin services. Inputs are friendly
+ * (Dates, delays, JSON payloads); outputs are the plain shapes of
+ * clients/types.ts. A failed call rejects with grpc-js's ServiceError itself
+ * (`.code`, `.details`, `.metadata`); bad input caught before sending rejects
+ * with a TypeError or RangeError.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { CancelJobResponse__Output as CancelJobOut } from '../proto/gen/timelane/v1/CancelJobResponse.js';
+import type { GetJobResponse__Output as GetJobOut } from '../proto/gen/timelane/v1/GetJobResponse.js';
+import type { GetRunResponse__Output as GetRunOut } from '../proto/gen/timelane/v1/GetRunResponse.js';
+import type { ListMembersResponse__Output as ListMembersOut } from '../proto/gen/timelane/v1/ListMembersResponse.js';
+import type { ListRunsResponse__Output as ListRunsOut } from '../proto/gen/timelane/v1/ListRunsResponse.js';
+import type { ListShardsResponse__Output as ListShardsOut } from '../proto/gen/timelane/v1/ListShardsResponse.js';
+import type { RescheduleJobResponse__Output as RescheduleOut } from '../proto/gen/timelane/v1/RescheduleJobResponse.js';
+import type { ScheduleBatchResponse__Output as ScheduleBatchOut } from '../proto/gen/timelane/v1/ScheduleBatchResponse.js';
+import type { ScheduleResponse__Output as ScheduleOut } from '../proto/gen/timelane/v1/ScheduleResponse.js';
+import type { AdminClient } from '../proto/gen/timelane/v1/Admin.js';
+import type { SchedulerClient } from '../proto/gen/timelane/v1/Scheduler.js';
+import { jobInfo, memberInfo, runInfo, runStatusToWire, scheduleRequest, shardInfo, whenFields } from './convert.js';
+import { timelaneV1 } from './proto.js';
+import type {
+  CancelResult,
+  JobWithRuns,
+  ListRunsInput,
+  MemberInfo,
+  RescheduleInput,
+  RunInfo,
+  RunPage,
+  ScheduleInput,
+  ScheduleResult,
+  ShardInfo,
+} from './types.js';
+
+export interface TimelaneClientOptions {
+  /** Default: insecure (plaintext). */
+  credentials?: grpc.ChannelCredentials;
+  /** Deadline for each call, in ms. Default 30,000; 0 for none. */
+  timeoutMs?: number;
+}
+
+export const DEFAULT_ADDRESS = '127.0.0.1:7070';
+
+type Invoke<Res> = (options: grpc.CallOptions, callback: grpc.requestCallback<Res>) => unknown;
+
+export class TimelaneClient {
+  private readonly scheduler: SchedulerClient;
+  private readonly admin: AdminClient;
+  private readonly timeoutMs: number;
+
+  constructor(
+    readonly address: string = DEFAULT_ADDRESS,
+    opts: TimelaneClientOptions = {},
+  ) {
+    const pkg = timelaneV1();
+    const credentials = opts.credentials ?? grpc.credentials.createInsecure();
+    this.scheduler = new pkg.Scheduler(address, credentials);
+    this.admin = new pkg.Admin(address, credentials, { channelOverride: this.scheduler.getChannel() });
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+  }
+
+  async schedule(input: ScheduleInput): Promise<ScheduleResult> {
+    const req = scheduleRequest(input);
+    const res = await this.call<ScheduleOut>((o, cb) => this.scheduler.schedule(req, o, cb));
+    return toSchedule(res);
+  }
+
+  /** Schedules 1..1000 jobs in one transaction: all or none. Results are in input order. */
+  async scheduleBatch(inputs: ScheduleInput[]): Promise<ScheduleResult[]> {
+    const requests = inputs.map(scheduleRequest);
+    const res = await this.call<ScheduleBatchOut>((o, cb) => this.scheduler.scheduleBatch({ requests }, o, cb));
+    return res.results.map(toSchedule);
+  }
+
+  async getJob(jobId: string): Promise<JobWithRuns> {
+    const res = await this.call<GetJobOut>((o, cb) => this.scheduler.getJob({ jobId }, o, cb));
+    return { job: jobInfo(res.job), runs: res.runs.map(runInfo) };
+  }
+
+  async getRun(runId: string): Promise<RunInfo> {
+    const res = await this.call<GetRunOut>((o, cb) => this.scheduler.getRun({ runId }, o, cb));
+    return runInfo(res.run);
+  }
+
+  async listRuns(input: ListRunsInput = {}): Promise<RunPage> {
+    const req = {
+      jobId: input.jobId ?? '',
+      queue: input.queue ?? '',
+      status: runStatusToWire(input.status),
+      pageSize: input.pageSize ?? 0,
+      pageToken: input.pageToken ?? '',
+    };
+    const res = await this.call<ListRunsOut>((o, cb) => this.scheduler.listRuns(req, o, cb));
+    return { runs: res.runs.map(runInfo), nextPageToken: res.nextPageToken };
+  }
+
+  async cancelJob(jobId: string): Promise<CancelResult> {
+    const res = await this.call<CancelJobOut>((o, cb) => this.scheduler.cancelJob({ jobId }, o, cb));
+    return { job: jobInfo(res.job), runsCancelled: res.runsCancelled };
+  }
+
+  /** Moves a job that has not fired to a new due time (neither at nor delayMs: now). */
+  async rescheduleJob(jobId: string, when: RescheduleInput = {}): Promise<RunInfo> {
+    const req = { jobId, ...whenFields(when.at, when.delayMs) };
+    const res = await this.call<RescheduleOut>((o, cb) => this.scheduler.rescheduleJob(req, o, cb));
+    return runInfo(res.run);
+  }
+
+  async listShards(): Promise<ShardInfo[]> {
+    const res = await this.call<ListShardsOut>((o, cb) => this.admin.listShards({}, o, cb));
+    return res.shards.map(shardInfo);
+  }
+
+  async listMembers(): Promise<MemberInfo[]> {
+    const res = await this.call<ListMembersOut>((o, cb) => this.admin.listMembers({}, o, cb));
+    return res.members.map(memberInfo);
+  }
+
+  /** Closes the channel; calls in progress are cancelled. */
+  close(): void {
+    this.scheduler.close();
+  }
+
+  private call<Res>(invoke: Invoke<Res>): Promise<Res> {
+    const options: grpc.CallOptions = this.timeoutMs > 0 ? { deadline: Date.now() + this.timeoutMs } : {};
+    return new Promise<Res>((resolve, reject) => {
+      invoke(options, (err, value) => {
+        if (err) reject(err);
+        else if (value === undefined) reject(new Error('timelane: empty response'));
+        else resolve(value);
+      });
+    });
+  }
+}
+
+function toSchedule(res: ScheduleOut): ScheduleResult {
+  return { job: jobInfo(res.job), run: runInfo(res.run), deduplicated: res.deduplicated };
+}

@@ -1,0 +1,221 @@
+/**
+ * Conversions between the wire messages (proto/gen types, as loaded with
+ * longs/enums as strings) and the library's plain shapes (clients/types.ts).
+ */
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { Ack__Output } from '../proto/gen/timelane/v1/Ack.js';
+import type { DeliveredRun__Output } from '../proto/gen/timelane/v1/DeliveredRun.js';
+import type { DeliveryMode, DeliveryMode__Output } from '../proto/gen/timelane/v1/DeliveryMode.js';
+import type { Job__Output } from '../proto/gen/timelane/v1/Job.js';
+import type { JobStatus__Output } from '../proto/gen/timelane/v1/JobStatus.js';
+import type { Member__Output } from '../proto/gen/timelane/v1/Member.js';
+import type { RetryPolicy } from '../proto/gen/timelane/v1/RetryPolicy.js';
+import type { Run__Output } from '../proto/gen/timelane/v1/Run.js';
+import type { RunStatus, RunStatus__Output } from '../proto/gen/timelane/v1/RunStatus.js';
+import type { ScheduleRequest } from '../proto/gen/timelane/v1/ScheduleRequest.js';
+import type { ShardInfo__Output } from '../proto/gen/timelane/v1/ShardInfo.js';
+import type {
+  AckInfo,
+  DeliveredRunInfo,
+  DeliveryModeName,
+  JobInfo,
+  JobStatusName,
+  MemberInfo,
+  PayloadInput,
+  RetryPolicyInput,
+  RunInfo,
+  RunStatusName,
+  ScheduleInput,
+  ShardInfo,
+} from './types.js';
+
+/** Parses a wire int64 (decimal string; "" or missing as 0) into a number. */
+export function int64(value: string | undefined): number {
+  if (value === undefined || value === '') return 0;
+  return Number(value);
+}
+
+export function payloadBytes(payload: PayloadInput | undefined): Buffer {
+  if (payload === undefined || payload === null) return Buffer.alloc(0);
+  if (Buffer.isBuffer(payload)) return payload;
+  if (payload instanceof Uint8Array) return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  if (typeof payload === 'string') return Buffer.from(payload, 'utf8');
+  return Buffer.from(JSON.stringify(payload), 'utf8');
+}
+
+function wholeMs(field: string, value: number): string {
+  if (!Number.isFinite(value)) throw new RangeError(`${field}: must be a finite number of milliseconds`);
+  return String(Math.round(value));
+}
+
+/** The `when` oneof of ScheduleRequest / RescheduleJobRequest: at, delay, or now. */
+export function whenFields(at: Date | number | undefined, delayMs: number | undefined): Pick<ScheduleRequest, 'atMs' | 'delayMs' | 'now'> {
+  if (at !== undefined && delayMs !== undefined) throw new TypeError('at, delayMs: give at most one');
+  if (at !== undefined) return { atMs: wholeMs('at', at instanceof Date ? at.getTime() : at) };
+  if (delayMs !== undefined) {
+    if (delayMs < 0) throw new RangeError('delayMs: must be >= 0');
+    return { delayMs: wholeMs('delayMs', delayMs) };
+  }
+  return { now: true };
+}
+
+const DELIVERY_TO_WIRE: Record<DeliveryModeName, DeliveryMode> = {
+  at_least_once: 'AT_LEAST_ONCE',
+  at_most_once: 'AT_MOST_ONCE',
+};
+
+function retryToWire(retry: RetryPolicyInput | undefined): RetryPolicy | null {
+  if (!retry) return null;
+  return {
+    maxAttempts: retry.maxAttempts ?? 0,
+    initialBackoffMs: retry.initialBackoffMs ?? 0,
+    maxBackoffMs: retry.maxBackoffMs ?? 0,
+  };
+}
+
+export function scheduleRequest(input: ScheduleInput): ScheduleRequest {
+  return {
+    namespace: input.namespace ?? '',
+    queue: input.queue,
+    payload: payloadBytes(input.payload),
+    ...whenFields(input.at, input.delayMs),
+    priority: input.priority ?? 0,
+    dedupeKey: input.dedupeKey ?? '',
+    delivery: input.delivery ? DELIVERY_TO_WIRE[input.delivery] : 'DELIVERY_MODE_UNSPECIFIED',
+    retry: retryToWire(input.retry),
+    leaseMs: input.leaseMs ?? 0,
+  };
+}
+
+export function deliveryName(mode: DeliveryMode__Output): DeliveryModeName {
+  return mode === 'AT_MOST_ONCE' ? 'at_most_once' : 'at_least_once';
+}
+
+const JOB_STATUS: Record<JobStatus__Output, JobStatusName> = {
+  JOB_STATUS_UNSPECIFIED: 'unspecified',
+  JOB_ACTIVE: 'active',
+  JOB_COMPLETED: 'completed',
+  JOB_DEAD: 'dead',
+  JOB_CANCELLED: 'cancelled',
+};
+
+const RUN_STATUS: Record<RunStatus__Output, RunStatusName> = {
+  RUN_STATUS_UNSPECIFIED: 'unspecified',
+  RUN_SCHEDULED: 'scheduled',
+  RUN_FIRED: 'fired',
+  RUN_COMPLETED: 'completed',
+  RUN_FAILED: 'failed',
+  RUN_DEAD: 'dead',
+  RUN_CANCELLED: 'cancelled',
+};
+
+export function runStatusToWire(name: RunStatusName | undefined): RunStatus {
+  if (name === undefined) return 'RUN_STATUS_UNSPECIFIED';
+  const entry = Object.entries(RUN_STATUS).find(([, v]) => v === name);
+  if (!entry) throw new RangeError(`status: unknown run status "${name}"`);
+  return entry[0] as RunStatus__Output;
+}
+
+export function jobInfo(job: Job__Output | null | undefined): JobInfo {
+  if (!job) throw new Error('timelane: response is missing its job');
+  return {
+    id: job.id,
+    namespace: job.namespace,
+    queue: job.queue,
+    payload: job.payload,
+    priority: job.priority,
+    dedupeKey: job.dedupeKey,
+    delivery: deliveryName(job.delivery),
+    retry: {
+      maxAttempts: job.retry?.maxAttempts ?? 0,
+      initialBackoffMs: job.retry?.initialBackoffMs ?? 0,
+      maxBackoffMs: job.retry?.maxBackoffMs ?? 0,
+    },
+    leaseMs: job.leaseMs,
+    status: JOB_STATUS[job.status] ?? 'unspecified',
+    shard: job.shard,
+    createdAtMs: int64(job.createdAtMs),
+    updatedAtMs: int64(job.updatedAtMs),
+  };
+}
+
+export function runInfo(run: Run__Output | null | undefined): RunInfo {
+  if (!run) throw new Error('timelane: response is missing its run');
+  return {
+    id: run.id,
+    jobId: run.jobId,
+    queue: run.queue,
+    shard: run.shard,
+    attempt: run.attempt,
+    status: RUN_STATUS[run.status] ?? 'unspecified',
+    dueAtMs: int64(run.dueAtMs),
+    firedAtMs: int64(run.firedAtMs),
+    lagMs: Number(run.lagMs),
+    fence: int64(run.fence),
+    deliveries: run.deliveries,
+    idempotencyKey: run.idempotencyKey,
+    finishedAtMs: int64(run.finishedAtMs),
+    error: run.error,
+    leaseExpiresAtMs: int64(run.leaseExpiresAtMs),
+  };
+}
+
+export function shardInfo(s: ShardInfo__Output): ShardInfo {
+  return {
+    shard: s.shard,
+    owner: s.owner,
+    fence: int64(s.fence),
+    runsInWindow: s.runsInWindow,
+    nextDueAtMs: int64(s.nextDueAtMs),
+    acquiredAtMs: int64(s.acquiredAtMs),
+    ownedHere: s.ownedHere,
+    leaseAgeMs: int64(s.leaseAgeMs),
+    lagMs: Number(s.lagMs),
+    assignedTo: s.assignedTo,
+  };
+}
+
+export function memberInfo(m: Member__Output): MemberInfo {
+  return {
+    id: m.id,
+    grpcAddress: m.grpcAddress,
+    ownedShards: m.ownedShards,
+    startedAtMs: int64(m.startedAtMs),
+    lastSeenMs: int64(m.lastSeenMs),
+  };
+}
+
+export function deliveredRunInfo(run: DeliveredRun__Output, receivedAtMs: number): DeliveredRunInfo {
+  const dueAtMs = int64(run.dueAtMs);
+  return {
+    runId: run.runId,
+    jobId: run.jobId,
+    queue: run.queue,
+    attempt: run.attempt,
+    payload: run.payload,
+    dueAtMs,
+    firedAtMs: int64(run.firedAtMs),
+    fence: int64(run.fence),
+    delivery: run.delivery,
+    idempotencyKey: run.idempotencyKey,
+    leaseExpiresAtMs: int64(run.leaseExpiresAtMs),
+    mode: deliveryName(run.mode),
+    receivedAtMs,
+    lagMs: receivedAtMs - dueAtMs,
+    ref: { runId: run.runId, fence: run.fence === '' ? '0' : run.fence, delivery: run.delivery },
+  };
+}
+
+export function statusName(code: number): string {
+  return GrpcStatus[code] ?? `CODE_${code}`;
+}
+
+export function ackInfo(ack: Ack__Output): AckInfo {
+  return {
+    runId: ack.runId,
+    code: ack.code,
+    codeName: statusName(ack.code),
+    message: ack.message,
+    retryRunId: ack.retryRunId,
+  };
+}

@@ -1,0 +1,15 @@
+/** Public API of the timelane client library. */
+export { TimelaneClient, DEFAULT_ADDRESS, type TimelaneClientOptions } from './client.js';
+export {
+  createWorker,
+  NonRetryableError,
+  type Worker,
+  type WorkerOptions,
+  type RunHandler,
+  type WorkerContext,
+  type WorkerStats,
+} from './worker.js';
+export { openWorkStream, WorkStream, type SubscribeOptions, type StreamEnd, type WorkStreamOptions } from './work-stream.js';
+export { parseDuration, parseInstant, formatDuration } from './duration.js';
+export { loadTimelaneProto, timelaneV1, type LoadedTimelaneProto, type TimelaneV1 } from './proto.js';
+export type * from './types.js';

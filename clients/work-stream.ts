@@ -1,0 +1,226 @@
+/**
+ * One `Worker.Work` call: a bidirectional stream to one daemon.
+ *
+ * States: open (Subscribe sent first, runs and acks flow) → half-closed
+ * (`end()`: nothing more is sent; the daemon may still send acks and finish)
+ * → finished (the call's status arrived, or `cancel()`). `finished` resolves
+ * exactly once with the call's status; nothing is sent after `end()` or once
+ * finished.
+ *
+ * Runs and acks go to the `onRun` / `onAck` listeners; while a kind has no
+ * listener its messages are queued for `nextRun()` / `nextAck()` (pull mode,
+ * handy in tests that answer with hand-made DeliveryRefs).
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { WorkRequest } from '../proto/gen/timelane/v1/WorkRequest.js';
+import type { WorkResponse__Output } from '../proto/gen/timelane/v1/WorkResponse.js';
+import type { WorkerClient } from '../proto/gen/timelane/v1/Worker.js';
+import { wallNowMs } from './clock.js';
+import { ackInfo, deliveredRunInfo } from './convert.js';
+import { timelaneV1 } from './proto.js';
+import type { AckInfo, DeliveredRunInfo, DeliveryRefInfo } from './types.js';
+
+export interface SubscribeOptions {
+  /** Queues to receive runs from (1..64). */
+  queues: string[];
+  /** Credit: most runs delivered and unanswered at once (1..10000). Default 10. */
+  maxInFlight?: number;
+  /** Free-form name for logs and GetRun. */
+  workerId?: string;
+}
+
+export interface WorkStreamOptions {
+  credentials?: grpc.ChannelCredentials;
+}
+
+/** How the call ended: grpc status code (0 = OK) and details. */
+export interface StreamEnd {
+  code: grpc.status;
+  details: string;
+  /** The ServiceError for a non-OK status; undefined when OK. */
+  error?: grpc.ServiceError;
+}
+
+type RunListener = (run: DeliveredRunInfo) => void;
+type AckListener = (ack: AckInfo) => void;
+
+/** Opens a Work stream to `target` (an address, or a Worker client to share) and subscribes. */
+export function openWorkStream(
+  target: string | WorkerClient,
+  subscribe: SubscribeOptions,
+  opts: WorkStreamOptions = {},
+): WorkStream {
+  return new WorkStream(target, subscribe, opts);
+}
+
+export function newWorkerClient(address: string, credentials?: grpc.ChannelCredentials): WorkerClient {
+  return new (timelaneV1().Worker)(address, credentials ?? grpc.credentials.createInsecure());
+}
+
+export class WorkStream {
+  /** Resolves once, when the call has ended. */
+  readonly finished: Promise<StreamEnd>;
+  private readonly call: grpc.ClientDuplexStream<WorkRequest, WorkResponse__Output>;
+  private readonly ownedClient: WorkerClient | undefined;
+  private readonly runListeners: RunListener[] = [];
+  private readonly ackListeners: AckListener[] = [];
+  private readonly runs = new Pull<DeliveredRunInfo>();
+  private readonly acks = new Pull<AckInfo>();
+  private halfClosed = false;
+  private ended: StreamEnd | undefined;
+
+  constructor(target: string | WorkerClient, subscribe: SubscribeOptions, opts: WorkStreamOptions = {}) {
+    this.ownedClient = typeof target === 'string' ? newWorkerClient(target, opts.credentials) : undefined;
+    const client = this.ownedClient ?? (target as WorkerClient);
+    this.call = client.work();
+    let resolveFinished: (end: StreamEnd) => void = () => {};
+    this.finished = new Promise((resolve) => (resolveFinished = resolve));
+    this.call.on('data', (msg: WorkResponse__Output) => this.dispatch(msg, wallNowMs()));
+    let error: grpc.ServiceError | undefined;
+    this.call.on('error', (err: grpc.ServiceError) => (error = err));
+    this.call.on('status', (status: grpc.StatusObject) => {
+      if (this.ended) return;
+      this.ended = { code: status.code, details: status.details, error };
+      this.ownedClient?.close();
+      const end = this.ended;
+      const reason = error ?? new Error(`timelane: Work stream ended: ${status.details || 'OK'}`);
+      this.runs.fail(reason);
+      this.acks.fail(reason);
+      resolveFinished(end);
+    });
+    this.send({
+      subscribe: {
+        queues: subscribe.queues,
+        maxInFlight: subscribe.maxInFlight ?? 10,
+        workerId: subscribe.workerId ?? '',
+      },
+    });
+  }
+
+  /** True until `end()`, `cancel()` or the call's end. */
+  get writable(): boolean {
+    return !this.halfClosed && !this.ended;
+  }
+
+  /** Sends a raw request. Returns false (and sends nothing) once the stream is no longer writable. */
+  send(req: WorkRequest): boolean {
+    if (!this.writable) return false;
+    this.call.write(req);
+    return true;
+  }
+
+  complete(ref: DeliveryRefInfo): boolean {
+    return this.send({ complete: { ref } });
+  }
+
+  fail(ref: DeliveryRefInfo, retryable: boolean, message = ''): boolean {
+    return this.send({ fail: { ref, retryable, message } });
+  }
+
+  heartbeat(ref: DeliveryRefInfo, progress = 0, checkpoint?: Buffer): boolean {
+    return this.send({ heartbeat: { ref, progress, checkpoint: checkpoint ?? Buffer.alloc(0) } });
+  }
+
+  onRun(listener: RunListener): this {
+    this.runListeners.push(listener);
+    for (const run of this.runs.drain()) listener(run);
+    return this;
+  }
+
+  onAck(listener: AckListener): this {
+    this.ackListeners.push(listener);
+    for (const ack of this.acks.drain()) listener(ack);
+    return this;
+  }
+
+  /** The next run not taken by a listener; rejects with the call's error if it ends first. */
+  nextRun(timeoutMs = 10_000): Promise<DeliveredRunInfo> {
+    return this.runs.next(timeoutMs, 'run');
+  }
+
+  /** The next ack not taken by a listener; rejects with the call's error if it ends first. */
+  nextAck(timeoutMs = 10_000): Promise<AckInfo> {
+    return this.acks.next(timeoutMs, 'ack');
+  }
+
+  /** Half-closes: tells the daemon this side will send nothing more. Acks may still arrive. */
+  end(): void {
+    if (!this.writable) return;
+    this.halfClosed = true;
+    this.call.end();
+  }
+
+  /** Cancels the call at once (the daemon sees CANCELLED). */
+  cancel(): void {
+    this.halfClosed = true;
+    this.call.cancel();
+  }
+
+  /** Half-closes, waits up to `timeoutMs` for the daemon to end the call, then cancels it. */
+  async close(timeoutMs = 5_000): Promise<StreamEnd> {
+    this.end();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([this.finished, timedOut]);
+    clearTimeout(timer);
+    if (!this.ended) this.cancel();
+    return this.finished;
+  }
+
+  private dispatch(msg: WorkResponse__Output, receivedAtMs: number): void {
+    if (msg.run) {
+      const run = deliveredRunInfo(msg.run, receivedAtMs);
+      if (this.runListeners.length === 0) this.runs.push(run);
+      for (const l of this.runListeners) l(run);
+    } else if (msg.ack) {
+      const ack = ackInfo(msg.ack);
+      if (this.ackListeners.length === 0) this.acks.push(ack);
+      for (const l of this.ackListeners) l(ack);
+    }
+  }
+}
+
+/** A queue with promise-returning reads; rejects pending and future reads once failed. */
+class Pull<T> {
+  private readonly items: T[] = [];
+  private readonly waiters: { resolve: (v: T) => void; reject: (e: unknown) => void }[] = [];
+  private failure: Error | undefined;
+
+  push(item: T): void {
+    const waiter = this.waiters.shift();
+    if (waiter) waiter.resolve(item);
+    else this.items.push(item);
+  }
+
+  drain(): T[] {
+    return this.items.splice(0);
+  }
+
+  fail(reason: Error): void {
+    this.failure = reason;
+    for (const w of this.waiters.splice(0)) w.reject(reason);
+  }
+
+  next(timeoutMs: number, what: string): Promise<T> {
+    const item = this.items.shift();
+    if (item !== undefined) return Promise.resolve(item);
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<T>((resolve, reject) => {
+      const waiter = {
+        resolve: (v: T) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        reject: (e: unknown) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        reject(new Error(`timelane: no ${what} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiters.push(waiter);
+    });
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * A worker's connection to one daemon: keeps one Work stream open, runs the
+ * handler for each delivered run, answers it, and reconnects with backoff.
+ *
+ * States: connecting/open (a WorkStream exists) → waiting (stream ended,
+ * reconnect timer armed) → back to open; any state → closing → closed.
+ *
+ * Invariants:
+ * - At most `concurrency` handlers run at once; runs beyond that (possible
+ *   only after a reconnect, while handlers from the old stream still run)
+ *   wait in `backlog` in arrival order.
+ * - Every run handed to the handler gets exactly one answer (Complete or
+ *   Fail) echoing its DeliveryRef. An answer produced while no stream is
+ *   writable waits in `outbox` and is sent first thing on the next stream;
+ *   the daemon judges it by the ref alone (a superseded ref is rejected).
+ * - On close, the stream is half-closed only once nothing is in flight
+ *   (after that no answer could be sent); runs still unfinished at the
+ *   timeout are aborted (their signal fires) and the call is cancelled.
+ */
+import type * as grpc from '@grpc/grpc-js';
+import type { WorkRequest } from '../proto/gen/timelane/v1/WorkRequest.js';
+import type { WorkerClient } from '../proto/gen/timelane/v1/Worker.js';
+import type { AckInfo, DeliveredRunInfo } from './types.js';
+import { WorkStream, newWorkerClient, type StreamEnd } from './work-stream.js';
+
+export interface WorkerContext {
+  /** Extends the run's lease (at-least-once) and reports progress (0..1) and a checkpoint (≤ 64 KiB). */
+  heartbeat(progress?: number, checkpoint?: Buffer): void;
+  /** Aborted when this delivery was superseded (the daemon rejected it) or the worker is closing past its timeout. */
+  signal: AbortSignal;
+}
+
+export type RunHandler = (run: DeliveredRunInfo, ctx: WorkerContext) => Promise<void> | void;
+
+export interface WorkerStats {
+  /** Runs delivered to this worker. */
+  received: number;
+  /** Handlers that resolved (answered Complete). */
+  completed: number;
+  /** Handlers that threw (answered Fail). */
+  failed: number;
+  /** Acks with a non-OK code (e.g. FAILED_PRECONDITION for a superseded delivery). */
+  rejected: number;
+}
+
+export interface SessionOptions {
+  address: string;
+  queues: string[];
+  concurrency: number;
+  workerId: string;
+  handler: RunHandler;
+  heartbeatEveryMs: number | undefined;
+  credentials: grpc.ChannelCredentials | undefined;
+  reconnectInitialMs: number;
+  reconnectMaxMs: number;
+  stats: WorkerStats;
+  onError: (err: Error, info: { address: string; runId?: string }) => void;
+  onAck: ((ack: AckInfo) => void) | undefined;
+}
+
+interface Active {
+  run: DeliveredRunInfo;
+  controller: AbortController;
+}
+
+const STABLE_AFTER_MS = 5_000;
+const MAX_FAIL_MESSAGE = 4096;
+
+export class WorkerSession {
+  private readonly client: WorkerClient;
+  private stream: WorkStream | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private closing = false;
+  private readonly active = new Set<Active>();
+  private readonly backlog: DeliveredRunInfo[] = [];
+  private readonly outbox: WorkRequest[] = [];
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly opts: SessionOptions) {
+    this.client = newWorkerClient(opts.address, opts.credentials);
+  }
+
+  start(): void {
+    this.connect();
+  }
+
+  async close(timeoutMs: number): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    clearTimeout(this.reconnectTimer);
+    const started = Date.now();
+    const idle = await this.waitIdle(timeoutMs);
+    const stream = this.stream;
+    if (!idle) {
+      for (const a of this.active) a.controller.abort(new Error('timelane: worker closed before the handler finished'));
+      this.backlog.length = 0;
+      stream?.cancel();
+    } else if (stream) {
+      await stream.close(Math.max(0, timeoutMs - (Date.now() - started)));
+    }
+    this.client.close();
+  }
+
+  private connect(): void {
+    const { queues, concurrency, workerId } = this.opts;
+    const stream = new WorkStream(this.client, { queues, maxInFlight: concurrency, workerId });
+    this.stream = stream;
+    const openedAt = Date.now();
+    let heard = false;
+    stream.onRun((run) => {
+      heard = true;
+      this.accept(run, stream);
+    });
+    stream.onAck((ack) => {
+      heard = true;
+      this.acked(ack);
+    });
+    for (const req of this.outbox.splice(0)) stream.send(req);
+    void stream.finished.then((end) => this.ended(stream, end, heard || Date.now() - openedAt >= STABLE_AFTER_MS));
+  }
+
+  private ended(stream: WorkStream, end: StreamEnd, stable: boolean): void {
+    if (stream !== this.stream) return;
+    this.stream = undefined;
+    if (this.closing) return;
+    if (end.error) this.opts.onError(end.error, { address: this.opts.address });
+    if (stable) this.failures = 0;
+    const ceiling = Math.min(this.opts.reconnectMaxMs, this.opts.reconnectInitialMs * 2 ** this.failures);
+    this.failures = Math.min(this.failures + 1, 30);
+    const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  private accept(run: DeliveredRunInfo, stream: WorkStream): void {
+    this.opts.stats.received++;
+    // Half-closed while closing: no answer could be sent; the daemon redelivers it.
+    if (this.closing && !stream.writable) return;
+    if (this.active.size < this.opts.concurrency) void this.execute(run);
+    else this.backlog.push(run);
+  }
+
+  private async execute(run: DeliveredRunInfo): Promise<void> {
+    const entry: Active = { run, controller: new AbortController() };
+    this.active.add(entry);
+    let progress = 0;
+    const heartbeat = (p?: number, checkpoint?: Buffer): void => {
+      if (p !== undefined) progress = p;
+      this.send({ heartbeat: { ref: run.ref, progress, checkpoint: checkpoint ?? Buffer.alloc(0) } }, false);
+    };
+    const every = this.opts.heartbeatEveryMs;
+    const timer = every ? setInterval(() => heartbeat(), every) : undefined;
+    try {
+      await this.opts.handler(run, { heartbeat, signal: entry.controller.signal });
+      clearInterval(timer);
+      this.opts.stats.completed++;
+      this.send({ complete: { ref: run.ref } }, true);
+    } catch (err) {
+      clearInterval(timer);
+      this.opts.stats.failed++;
+      this.send({ fail: { ref: run.ref, retryable: isRetryable(err), message: failMessage(err) } }, true);
+    } finally {
+      this.active.delete(entry);
+      this.next();
+    }
+  }
+
+  private next(): void {
+    const run = this.backlog.shift();
+    if (run) {
+      void this.execute(run);
+      return;
+    }
+    if (this.active.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /** Sends on the open stream; answers (not heartbeats) wait for the next stream otherwise. */
+  private send(req: WorkRequest, keep: boolean): void {
+    if (this.stream?.send(req)) return;
+    if (keep && !this.closing) this.outbox.push(req);
+  }
+
+  private acked(ack: AckInfo): void {
+    if (ack.code !== 0) {
+      this.opts.stats.rejected++;
+      // 9 FAILED_PRECONDITION: a delivery of this run was superseded. Abort the
+      // older of our deliveries of it (all but the newest; the only one if alone).
+      if (ack.code === 9) this.abortSuperseded(ack.runId);
+    }
+    this.opts.onAck?.(ack);
+  }
+
+  private abortSuperseded(runId: string): void {
+    const mine = [...this.active].filter((a) => a.run.runId === runId);
+    mine.sort((a, b) => a.run.fence - b.run.fence || a.run.delivery - b.run.delivery);
+    const stale = mine.length === 1 ? mine : mine.slice(0, -1);
+    for (const a of stale) a.controller.abort(new Error(`timelane: delivery ${a.run.delivery} of run ${runId} was superseded`));
+  }
+
+  private waitIdle(timeoutMs: number): Promise<boolean> {
+    if (this.active.size === 0 && this.backlog.length === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.idleWaiters = this.idleWaiters.filter((w) => w !== done);
+        resolve(false);
+      }, timeoutMs);
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.idleWaiters.push(done);
+    });
+  }
+}
+
+function isRetryable(err: unknown): boolean {
+  return !(typeof err === 'object' && err !== null && 'retryable' in err && err.retryable === false);
+}
+
+function failMessage(err: unknown): string {
+  const text =
+    err instanceof Error ? (err.name && err.name !== 'Error' ? `${err.name}: ${err.message}` : err.message) : String(err);
+  return text.length > MAX_FAIL_MESSAGE ? text.slice(0, MAX_FAIL_MESSAGE - 1) + '…' : text;
+}
