@@ -20,7 +20,7 @@ import { FastLane } from './fast/fast-lane.js';
 import { systemClock, type Clock } from './fast/clock.js';
 import { WindowLoader } from './slow/loader.js';
 import { NearDueListener, publishNearDue, type NearDueRun } from './slow/notifications.js';
-import { ShardLeaseManager } from './coord/shard-leases.js';
+import { LOST_RELEASED, ShardLeaseManager } from './coord/shard-leases.js';
 import { RedisLeaseBackend } from './coord/redis-lease.js';
 import { PostgresLeaseBackend } from './coord/pg-lease.js';
 import type { LeaseBackend } from './coord/lease.js';
@@ -108,8 +108,11 @@ export class Daemon {
           this.loader.addShard(lease.shard);
         },
         onLost: (shard, reason) => {
-          this.log.warn({ shard, reason }, 'shard dropped');
-          this.metrics.shardsLost.inc({ reason });
+          if (reason === LOST_RELEASED) this.log.info({ shard }, 'shard released');
+          else {
+            this.log.warn({ shard, reason }, 'shard dropped');
+            this.metrics.shardsLost.inc({ reason });
+          }
           this.loader.removeShard(shard);
           this.hub.dropShard(shard);
         },

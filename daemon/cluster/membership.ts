@@ -80,10 +80,13 @@ export class MembershipStore {
       this.redis.smembers(this.key('drained')),
       this.redis.hgetall(this.key('overrides')),
     ]);
+    // Two members pinning one shard: a live one wins, then the smallest id (deterministic everywhere).
+    const live = new Set(records.map((r) => r.id));
+    const rank = (id: string): string => `${live.has(id) ? 0 : 1}${id}`;
     const pins = new Map<number, string>();
-    for (const [member, ranges] of Object.entries(pinsRaw)) {
+    for (const [member, ranges] of Object.entries(pinsRaw).sort(([a], [b]) => (rank(a) < rank(b) ? -1 : 1))) {
       try {
-        for (const s of parseShardRanges(ranges, shardCount)) pins.set(s, member);
+        for (const s of parseShardRanges(ranges, shardCount)) if (!pins.has(s)) pins.set(s, member);
       } catch {
         /* a pin from a different shard count: ignore */
       }

@@ -102,7 +102,8 @@ export class Claimer {
     for (const r of rows) {
       if (r.fence !== fences.get(r.shard)) {
         stale.add(r.shard);
-        this.deps.fences.drop(r.shard, `fence ${fences.get(r.shard)} is stale (Postgres has ${r.fence})`);
+        this.deps.log.warn({ shard: r.shard, fence: fences.get(r.shard), postgresFence: r.fence }, 'claim refused: fence is stale');
+        this.deps.fences.drop(r.shard, 'stale fence');
       }
     }
     const maybe = missed.filter((m) => !stale.has(m.shard));
