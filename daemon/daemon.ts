@@ -219,7 +219,13 @@ export class Daemon {
   private createBackend(): LeaseBackend {
     const cfg = this.config;
     if (!cfg.redisUrl) return new PostgresLeaseBackend({ db: this.db, memberId: cfg.memberId, log: this.log });
-    this.redis = new Redis(cfg.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, lazyConnect: false });
+    // Fail fast while Redis is away: a lease we cannot prove must not wait in a queue.
+    this.redis = new Redis(cfg.redisUrl, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      connectTimeout: 2_000,
+      commandTimeout: Math.max(200, Math.floor(cfg.leaseTtlMs / 3)),
+    });
     this.redis.on('error', (err) => this.log.debug({ err: String(err) }, 'redis connection error'));
     return new RedisLeaseBackend({ redis: this.redis, db: this.db, prefix: cfg.redisPrefix, memberId: cfg.memberId, log: this.log });
   }
