@@ -63,12 +63,14 @@ export class ClusterMember {
   }
 
   async start(): Promise<void> {
-    const sub = this.opts.redis.duplicate();
+    // The events connection queues its SUBSCRIBE until Redis is reachable, and
+    // ioredis re-subscribes after every reconnect.
+    const sub = this.opts.redis.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, maxRetriesPerRequest: null });
     this.subscriber = sub;
     sub.on('error', (err) => this.opts.log.debug({ err: String(err) }, 'cluster events connection error'));
     sub.on('message', (_ch: string, msg: string) => this.onEvent(msg));
     // ioredis re-subscribes by itself after a reconnect.
-    await sub.subscribe(this.store.channel).catch((err: unknown) => this.opts.log.warn({ err: String(err) }, 'cannot subscribe to cluster events yet'));
+    sub.subscribe(this.store.channel).catch((err: unknown) => this.opts.log.warn({ err: String(err) }, 'cannot subscribe to cluster events'));
     this.timer = setInterval(() => this.recompute(), this.opts.intervalMs);
     this.recompute();
     await this.computing;
