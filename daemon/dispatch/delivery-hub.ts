@@ -75,7 +75,7 @@ export class DeliveryHub {
 
   /** Hands a claimed run to a stream with credit, or parks it until one has. */
   deliver(run: FiredRunRow): void {
-    this.forget(run.id);
+    const freed = this.forget(run.id);
     const st = this.pick(run.queue);
     if (st) this.send(st, run);
     else {
@@ -84,6 +84,8 @@ export class DeliveryHub {
       q.set(run.id, run);
       this.readyCount++;
     }
+    // The superseded copy's stream has credit again: runs parked on its other queues may go now.
+    for (const f of freed) for (const q of f.sink.queues) this.pump(q);
   }
 
   /** A delivery was answered (or refused as superseded): free its credit. */
@@ -110,9 +112,12 @@ export class DeliveryHub {
     }
   }
 
-  private forget(runId: number): void {
+  /** Removes any older copy of the run; returns the streams whose credit that freed. */
+  private forget(runId: number): StreamState[] {
     for (const q of this.ready.values()) if (q.delete(runId)) this.readyCount--;
-    for (const st of this.streams.values()) st.inFlight.delete(runId);
+    const freed: StreamState[] = [];
+    for (const st of this.streams.values()) if (st.inFlight.delete(runId)) freed.push(st);
+    return freed;
   }
 
   private pick(queue: string): StreamState | undefined {

@@ -18,7 +18,10 @@
  *   not due order, so only an overlapping re-scan closes the gap.
  * - Back-pressure: at most `maxInWindow` runs in memory; when a scan hits the
  *   cap, loadedUntil stops just before the last due time read, so the window
- *   shrinks instead of memory growing.
+ *   shrinks instead of memory growing. An offer (or a scanned or repaired row)
+ *   that finds memory full is refused the same way: loadedUntil drops below
+ *   its due time (and a scan in flight may not raise it past that), so a
+ *   later scan reads the row once there is room.
  */
 import type { Db } from '../db/pool.js';
 import { query } from '../db/pool.js';
@@ -46,6 +49,8 @@ export interface LoaderOptions {
 interface ShardWindow {
   loadedUntil: number | null;
   scanTarget: number | null;
+  /** Lowest (due - 1) refused at the cap while a scan was in flight: that scan may not mark more as loaded. */
+  refusedBelow: number | null;
   /** Bumped on every add, so a scan started before a drop/re-add is discarded. */
   generation: number;
 }
@@ -90,7 +95,7 @@ export class WindowLoader {
   /** A shard was acquired: load it from scratch (no lower bound) at once. */
   addShard(shard: number): void {
     this.sink.dropShard(shard);
-    this.shards.set(shard, { loadedUntil: null, scanTarget: null, generation: ++this.generation });
+    this.shards.set(shard, { loadedUntil: null, scanTarget: null, refusedBelow: null, generation: ++this.generation });
     this.kick();
   }
 
@@ -117,8 +122,19 @@ export class WindowLoader {
     const w = this.shards.get(run.shard);
     if (!w) return;
     const bound = Math.max(w.loadedUntil ?? -Infinity, w.scanTarget ?? -Infinity);
-    if (run.dueAtMs <= bound) this.sink.offer(run);
+    if (run.dueAtMs <= bound) this.admit(w, run);
     else this.sink.cancel(run.runId);
+  }
+
+  /** Into memory, unless memory is full: then the window shrinks below the run and a later scan reads it. */
+  private admit(w: ShardWindow, run: NearDueRun): void {
+    if (this.sink.size < this.opts.maxInWindow || this.sink.has(run.runId)) {
+      this.sink.offer(run);
+      return;
+    }
+    const below = run.dueAtMs - 1;
+    if (w.loadedUntil !== null) w.loadedUntil = Math.min(w.loadedUntil, below);
+    if (w.scanTarget !== null) w.refusedBelow = Math.min(w.refusedBelow ?? Infinity, below);
   }
 
   /** Ask for a repair scan of every loaded shard (timer, listener reconnect). */
@@ -184,12 +200,15 @@ export class WindowLoader {
     for (const s of shards) {
       const w = this.shards.get(s);
       if (!w || w.generation !== gens.get(s)) continue;
-      w.loadedUntil = Math.max(w.loadedUntil ?? -Infinity, from === null ? reached : Math.max(from, reached));
+      let until = Math.max(w.loadedUntil ?? -Infinity, from === null ? reached : Math.max(from, reached));
+      if (w.refusedBelow !== null) until = Math.min(until, w.refusedBelow);
+      w.loadedUntil = until;
+      w.refusedBelow = null;
     }
     for (const r of rows) {
       const w = this.shards.get(r.shard);
       if (!w || w.generation !== gens.get(r.shard)) continue;
-      this.sink.offer({ runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
+      this.admit(w, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
     }
     this.stats.loaded += rows.length;
   }
@@ -207,9 +226,10 @@ export class WindowLoader {
       const gens = new Map(shards.map((s) => [s, this.shards.get(s)?.generation]));
       const { rows } = await query<WindowRow>(this.db, LOAD_WINDOW, [shards, null, until, this.opts.maxInWindow]);
       for (const r of rows) {
-        if (this.shards.get(r.shard)?.generation !== gens.get(r.shard)) continue;
+        const w = this.shards.get(r.shard);
+        if (!w || w.generation !== gens.get(r.shard)) continue;
         if (!this.sink.has(r.id)) this.stats.repaired++;
-        this.sink.offer({ runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
+        this.admit(w, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
       }
     }
   }

@@ -38,16 +38,19 @@ RETURNING ${FIRED_COLUMNS}`;
  * redeliverExpired — hand out again fired AT_LEAST_ONCE runs whose lease ran
  * out (worker died or went silent). $1 limit, $2 shards int[], $3 fences int8[].
  * Bumps `deliveries` and takes the current fence: the old delivery is superseded.
+ * The candidates are a MATERIALIZED CTE: as an `IN (subquery)` the
+ * LIMIT … FOR UPDATE SKIP LOCKED subquery was rescanned per outer row, skipped
+ * the rows this statement had just updated, and so redelivered past the limit.
  */
 export const REDELIVER_EXPIRED = `
+WITH expired AS MATERIALIZED (
+  SELECT id FROM runs WHERE shard = ANY($2::int[]) AND status = 'fired'
+    AND lease_expires_at IS NOT NULL AND lease_expires_at < now()
+  ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
 UPDATE runs r SET fence = f.fence, deliveries = r.deliveries + 1,
   lease_expires_at = now() + j.lease_ms * interval '1 millisecond'
-FROM ${FENCED_SHARDS} f, jobs j
-WHERE r.id IN (
-    SELECT id FROM runs WHERE shard = ANY($2::int[]) AND status = 'fired'
-      AND lease_expires_at IS NOT NULL AND lease_expires_at < now()
-    ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-  AND r.status = 'fired' AND r.shard = f.shard AND j.id = r.job_id
+FROM expired e, ${FENCED_SHARDS} f, jobs j
+WHERE r.id = e.id AND r.status = 'fired' AND r.shard = f.shard AND j.id = r.job_id
 RETURNING ${FIRED_COLUMNS}`;
 
 /** Identity of one delivery: $1 run id, $2 fence, $3 deliveries. */

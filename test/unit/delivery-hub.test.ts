@@ -1,0 +1,221 @@
+import { describe, expect, it } from 'vitest';
+import type { FiredRunRow } from '../../daemon/db/queries/columns.js';
+import { DeliveryHub, type WorkerSink } from '../../daemon/dispatch/delivery-hub.js';
+
+function run(id: number, over: Partial<FiredRunRow> = {}): FiredRunRow {
+  return {
+    id,
+    job_id: `00000000-0000-4000-8000-${String(id).padStart(12, '0')}`,
+    shard: 0,
+    queue: 'q',
+    priority: 0,
+    attempt: 1,
+    status: 'fired',
+    due_at_ms: 1_700_000_000_000,
+    fired_at_ms: 1_700_000_000_001,
+    lag_ms: 1,
+    fence: 1,
+    deliveries: 1,
+    lease_expires_at_ms: 1_700_000_030_001,
+    idempotency_key: `k${id}`,
+    error: null,
+    finished_at_ms: null,
+    payload: Buffer.from('p'),
+    delivery: 'at_least_once',
+    max_attempts: 3,
+    initial_backoff_ms: 100,
+    max_backoff_ms: 1_000,
+    ...over,
+  };
+}
+
+interface TestSink extends WorkerSink {
+  got: FiredRunRow[];
+}
+
+let nextId = 1;
+function sink(credit: number, queues: string[] = ['q']): TestSink {
+  const got: FiredRunRow[] = [];
+  const id = nextId++;
+  return { id, workerId: `w${id}`, queues: new Set(queues), credit, got, send: (r) => got.push(r) };
+}
+
+const ids = (s: TestSink): number[] => s.got.map((r) => r.id);
+
+describe('DeliveryHub', () => {
+  it('respects each stream’s credit and parks the rest', () => {
+    const hub = new DeliveryHub();
+    const w = sink(2);
+    hub.register(w);
+    for (let i = 1; i <= 5; i++) hub.deliver(run(i));
+    expect(ids(w)).toEqual([1, 2]);
+    expect(hub.backlog).toBe(3);
+    expect(hub.holds(w.id, 1)).toBe(true);
+    expect(hub.holds(w.id, 3)).toBe(false);
+  });
+
+  it('spreads runs round robin over the streams of a queue', () => {
+    const hub = new DeliveryHub();
+    const [a, b, c] = [sink(10), sink(10), sink(10)];
+    [a, b, c].forEach((s) => hub.register(s));
+    for (let i = 1; i <= 7; i++) hub.deliver(run(i));
+    expect([ids(a), ids(b), ids(c)]).toEqual([
+      [1, 4, 7],
+      [2, 5],
+      [3, 6],
+    ]);
+  });
+
+  it('round robin skips streams without credit', () => {
+    const hub = new DeliveryHub();
+    const [a, b] = [sink(1), sink(3)];
+    hub.register(a);
+    hub.register(b);
+    for (let i = 1; i <= 5; i++) hub.deliver(run(i));
+    expect(ids(a)).toEqual([1]);
+    expect(ids(b)).toEqual([2, 3, 4]);
+    expect(hub.backlog).toBe(1);
+  });
+
+  it('only streams subscribed to the run’s queue receive it', () => {
+    const hub = new DeliveryHub();
+    const onlyA = sink(10, ['a']);
+    const both = sink(10, ['a', 'b']);
+    hub.register(onlyA);
+    hub.register(both);
+    hub.deliver(run(1, { queue: 'b' }));
+    hub.deliver(run(2, { queue: 'b' }));
+    hub.deliver(run(3, { queue: 'c' }));
+    expect(ids(onlyA)).toEqual([]);
+    expect(ids(both)).toEqual([1, 2]);
+    expect(hub.backlog).toBe(1); // queue c has no subscriber yet
+  });
+
+  it('pumps parked runs, oldest first, as credit frees', () => {
+    const hub = new DeliveryHub();
+    const w = sink(1);
+    hub.register(w);
+    [1, 2, 3].forEach((i) => hub.deliver(run(i)));
+    expect(ids(w)).toEqual([1]);
+    hub.settle(w.id, 1);
+    expect(ids(w)).toEqual([1, 2]);
+    expect(hub.holds(w.id, 1)).toBe(false);
+    hub.settle(w.id, 2);
+    expect(ids(w)).toEqual([1, 2, 3]);
+    expect(hub.backlog).toBe(0);
+  });
+
+  it('a settle for a run the stream does not hold changes nothing', () => {
+    const hub = new DeliveryHub();
+    const [a, b] = [sink(1), sink(1)];
+    hub.register(a);
+    hub.register(b);
+    [1, 2, 3].forEach((i) => hub.deliver(run(i)));
+    hub.settle(a.id, 2); // 2 is on b
+    hub.settle(999, 1); // no such stream
+    expect([ids(a), ids(b), hub.backlog]).toEqual([[1], [2], 1]);
+  });
+
+  it('runs parked before any worker connects go to the first subscriber, in order', () => {
+    const hub = new DeliveryHub();
+    [1, 2, 3].forEach((i) => hub.deliver(run(i)));
+    expect(hub.backlog).toBe(3);
+    const w = sink(2);
+    hub.register(w);
+    expect(ids(w)).toEqual([1, 2]);
+    expect(hub.backlog).toBe(1);
+  });
+
+  it('a redelivery replaces a parked older copy (one copy, the newer identity)', () => {
+    const hub = new DeliveryHub();
+    hub.deliver(run(1, { deliveries: 1 }));
+    hub.deliver(run(1, { deliveries: 2, fence: 3 }));
+    expect(hub.backlog).toBe(1);
+    const w = sink(5);
+    hub.register(w);
+    expect(w.got.map((r) => [r.id, r.deliveries, r.fence])).toEqual([[1, 2, 3]]);
+  });
+
+  it('a redelivery replaces an in-flight older copy: one delivery held, and it is the newer one', () => {
+    const hub = new DeliveryHub();
+    const [a, b] = [sink(1), sink(1)];
+    hub.register(a);
+    hub.register(b);
+    hub.deliver(run(1, { deliveries: 1 })); // → a
+    hub.deliver(run(1, { deliveries: 2 })); // a's copy is superseded; → b (round robin)
+    expect(hub.holds(a.id, 1)).toBe(false);
+    expect(hub.holds(b.id, 1)).toBe(true);
+    expect(hub.unregister(a.id)).toEqual([]);
+    expect(hub.unregister(b.id)).toEqual([{ runId: 1, fence: 1, deliveries: 2 }]);
+  });
+
+  it('a redelivery that moves a run to another stream frees the old stream’s credit for its parked runs', () => {
+    const hub = new DeliveryHub();
+    const x = sink(1, ['a', 'b']);
+    const y = sink(1, ['a']);
+    hub.register(x);
+    hub.register(y);
+    hub.deliver(run(1, { queue: 'a' })); // → x
+    hub.deliver(run(2, { queue: 'b' })); // x is full: parked
+    expect(hub.backlog).toBe(1);
+    hub.deliver(run(1, { queue: 'a', deliveries: 2 })); // redelivered → y; x holds nothing now
+    expect(ids(y)).toEqual([1]);
+    expect(ids(x)).toEqual([1, 2]);
+    expect(hub.backlog).toBe(0);
+  });
+
+  it('unregister returns the stream’s unanswered deliveries; its runs are not sent anywhere again by the hub', () => {
+    const hub = new DeliveryHub();
+    const w = sink(3);
+    hub.register(w);
+    hub.deliver(run(1, { fence: 4, deliveries: 1 }));
+    hub.deliver(run(2, { fence: 4, deliveries: 2 }));
+    hub.settle(w.id, 1);
+    expect(hub.unregister(w.id)).toEqual([{ runId: 2, fence: 4, deliveries: 2 }]);
+    expect(hub.streamCount).toBe(0);
+    expect(hub.unregister(w.id)).toEqual([]);
+    hub.deliver(run(3));
+    expect(ids(w)).toEqual([1, 2]);
+    expect(hub.backlog).toBe(1);
+  });
+
+  it('after a stream leaves, round robin continues over the rest', () => {
+    const hub = new DeliveryHub();
+    const [a, b, c] = [sink(10), sink(10), sink(10)];
+    [a, b, c].forEach((s) => hub.register(s));
+    [1, 2, 3].forEach((i) => hub.deliver(run(i)));
+    hub.unregister(c.id);
+    [4, 5, 6, 7].forEach((i) => hub.deliver(run(i)));
+    expect(ids(a).length + ids(b).length).toBe(6);
+    expect(Math.abs(ids(a).length - ids(b).length)).toBeLessThanOrEqual(1);
+    expect(ids(c)).toEqual([3]);
+  });
+
+  it('dropShard forgets parked runs of that shard only; in-flight deliveries stay', () => {
+    const hub = new DeliveryHub();
+    const w = sink(1);
+    hub.register(w);
+    hub.deliver(run(1, { shard: 7 })); // in flight
+    hub.deliver(run(2, { shard: 7 }));
+    hub.deliver(run(3, { shard: 8 }));
+    hub.deliver(run(4, { shard: 7 }));
+    expect(hub.backlog).toBe(3);
+    hub.dropShard(7);
+    expect(hub.backlog).toBe(1);
+    expect(hub.holds(w.id, 1)).toBe(true);
+    hub.settle(w.id, 1);
+    expect(ids(w)).toEqual([1, 3]);
+    expect(hub.backlog).toBe(0);
+  });
+
+  it('calls onSent for every run written to a stream', () => {
+    const sent: number[] = [];
+    const hub = new DeliveryHub((r) => sent.push(r.id));
+    hub.deliver(run(1));
+    expect(sent).toEqual([]);
+    const w = sink(5);
+    hub.register(w);
+    hub.deliver(run(2));
+    expect(sent).toEqual([1, 2]);
+  });
+});
