@@ -106,6 +106,7 @@ export class Daemon {
         onAcquired: (lease) => {
           this.log.info({ shard: lease.shard, fence: lease.fence }, 'shard acquired');
           this.loader.addShard(lease.shard);
+          this.loader.requestRepairAfter(cfg.leaseTtlMs);
         },
         onLost: (shard, reason) => {
           if (reason === LOST_RELEASED) this.log.info({ shard }, 'shard released');

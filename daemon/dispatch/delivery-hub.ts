@@ -88,10 +88,17 @@ export class DeliveryHub {
     for (const f of freed) for (const q of f.sink.queues) this.pump(q);
   }
 
-  /** A delivery was answered (or refused as superseded): free its credit. */
-  settle(streamId: number, runId: number): void {
+  /**
+   * A delivery was answered (or refused as superseded): free its credit. With
+   * `which`, only that exact delivery is settled: a late answer for an older
+   * delivery must not free the credit of its redelivery on the same stream.
+   */
+  settle(streamId: number, runId: number, which?: { fence: number; deliveries: number }): void {
     const st = this.streams.get(streamId);
-    if (!st || !st.inFlight.delete(runId)) return;
+    const held = st?.inFlight.get(runId);
+    if (!st || !held) return;
+    if (which && (held.fence !== which.fence || held.deliveries !== which.deliveries)) return;
+    st.inFlight.delete(runId);
     for (const q of st.sink.queues) this.pump(q);
   }
 

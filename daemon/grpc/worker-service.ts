@@ -13,6 +13,7 @@ import type { ApiContext } from './context.js';
 import { toStatus } from './status.js';
 import { deliveredToWire } from './convert.js';
 import * as v from './validate.js';
+import type { DeliveryRefInput } from './validate.js';
 import { completeRun, failRun, heartbeatRun } from '../dispatch/answers.js';
 import { invalidArgument } from '../errors.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
@@ -84,17 +85,17 @@ function serveStream(ctx: ApiContext, call: Stream): void {
 /** Handles one Complete/Fail/Heartbeat; always answers with an Ack. */
 function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack: (a: Ack) => void): void {
   let runIdText = '';
-  const done = (p: Promise<Partial<Ack>>, settles: boolean, runId: number | null): void => {
+  const done = (p: Promise<Partial<Ack>>, settles: boolean, ref: DeliveryRefInput): void => {
     p.then(
       (extra) => {
-        if (settles && runId !== null) ctx.hub.settle(streamId, runId);
+        if (settles) ctx.hub.settle(streamId, ref.runId, ref);
         ack({ runId: runIdText, code: Status.OK, message: '', ...extra });
       },
       (err: unknown) => {
         const s = toStatus(err, ctx.log);
         if (s.code === Status.FAILED_PRECONDITION || s.code === Status.NOT_FOUND) {
           ctx.metrics.rejectedAnswers.inc();
-          if (settles && runId !== null) ctx.hub.settle(streamId, runId);
+          if (settles) ctx.hub.settle(streamId, ref.runId, ref);
         }
         ack({ runId: runIdText, code: s.code, message: s.details });
       },
@@ -111,7 +112,7 @@ function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack
             return {};
           }),
           true,
-          ref.runId,
+          ref,
         );
         return;
       }
@@ -127,7 +128,7 @@ function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack
             return { retryRunId: out.retry ? String(out.retry.runId) : '' };
           }),
           true,
-          ref.runId,
+          ref,
         );
         return;
       }
@@ -142,7 +143,7 @@ function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack
         done(
           heartbeatRun(ctx.db, ref, progress, checkpoint).then(() => ({})),
           false,
-          ref.runId,
+          ref,
         );
         return;
       }

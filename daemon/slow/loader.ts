@@ -68,6 +68,7 @@ export class WindowLoader {
   private repairTimer: NodeJS.Timeout | null = null;
   private loading: Promise<void> | null = null;
   private repairWanted = false;
+  private delayedRepair: NodeJS.Timeout | null = null;
   private stopped = true;
   readonly stats: LoaderStats = { scans: 0, loaded: 0, repaired: 0 };
 
@@ -89,6 +90,7 @@ export class WindowLoader {
     this.stopped = true;
     if (this.loadTimer) clearInterval(this.loadTimer);
     if (this.repairTimer) clearInterval(this.repairTimer);
+    if (this.delayedRepair) clearTimeout(this.delayedRepair);
     await this.loading?.catch(() => undefined);
   }
 
@@ -143,6 +145,19 @@ export class WindowLoader {
     this.kick();
   }
 
+  /**
+   * Ask for a repair scan `ms` from now (coalesced). After an ownership change
+   * the old owner may still commit near-due runs it believed it owned for up
+   * to one lease TTL, telling nobody; this scan picks them up.
+   */
+  requestRepairAfter(ms: number): void {
+    if (this.delayedRepair) return;
+    this.delayedRepair = setTimeout(() => {
+      this.delayedRepair = null;
+      this.requestRepair();
+    }, ms);
+  }
+
   /** Runs one load pass now unless one is running (it will loop if needed). */
   kick(): void {
     if (this.stopped || this.loading) return;
@@ -150,6 +165,7 @@ export class WindowLoader {
       .catch((err: unknown) => this.log.warn({ err: String(err) }, 'window load failed; will retry'))
       .finally(() => {
         this.loading = null;
+        if (this.repairWanted) this.kick(); // asked for during this pass
       });
   }
 

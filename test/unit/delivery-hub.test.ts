@@ -208,6 +208,21 @@ describe('DeliveryHub', () => {
     expect(hub.backlog).toBe(0);
   });
 
+  it('a late answer for an older delivery does not free its redelivery’s credit', () => {
+    const hub = new DeliveryHub();
+    const w = sink(1);
+    hub.register(w);
+    hub.deliver(run(1, { deliveries: 1 }));
+    hub.deliver(run(1, { deliveries: 2 })); // redelivered to the same stream
+    hub.deliver(run(2));
+    expect(hub.backlog).toBe(1);
+    hub.settle(w.id, 1, { fence: 1, deliveries: 1 }); // the refused answer for delivery 1
+    expect(hub.holds(w.id, 1)).toBe(true);
+    expect(hub.backlog).toBe(1);
+    hub.settle(w.id, 1, { fence: 1, deliveries: 2 });
+    expect(ids(w)).toEqual([1, 1, 2]);
+  });
+
   it('calls onSent for every run written to a stream', () => {
     const sent: number[] = [];
     const hub = new DeliveryHub((r) => sent.push(r.id));
