@@ -1,4 +1,4 @@
-/** The CLI's client commands: schedule, get, run, runs, cancel, reschedule, shards, members. */
+/** The CLI's client commands: schedule, get, run, runs, cancel, reschedule (shards and members: clients/cli-ops.ts). */
 import { Command, Option } from 'commander';
 import {
   type ConnectionOptions,
@@ -9,8 +9,7 @@ import {
   out,
   withClient,
 } from './cli-common.js';
-import { formatDuration } from './duration.js';
-import { iso, isoRelative, jobLines, runLines, runsTable, table, toJson } from './format.js';
+import { isoRelative, jobLines, runLines, runsTable, toJson } from './format.js';
 import type { RunStatusName } from './types.js';
 
 interface ScheduleOptions extends ConnectionOptions {
@@ -141,44 +140,4 @@ export function registerClientCommands(program: Command): void {
         out(`run ${run.id} of job ${run.jobId}: due ${isoRelative(run.dueAtMs)}`);
       });
     });
-
-  connectionOptions(program.command('shards'))
-    .description('list shards and their owners')
-    .action((opts: ConnectionOptions) =>
-      withClient(opts, async (client) => {
-        const shards = await client.listShards();
-        if (opts.json) return out(toJson(shards));
-        out(
-          table(
-            ['SHARD', 'OWNER', 'ASSIGNED', 'FENCE', 'IN WINDOW', 'NEXT DUE', 'LAG', 'LEASE AGE', 'HERE'],
-            shards.map((s) => [
-              String(s.shard),
-              s.owner || '-',
-              s.assignedTo || '-',
-              String(s.fence),
-              String(s.runsInWindow),
-              iso(s.nextDueAtMs),
-              s.lagMs > 0 ? `${s.lagMs.toFixed(1)}ms` : '-',
-              s.owner ? formatDuration(s.leaseAgeMs) : '-',
-              s.ownedHere ? 'yes' : '',
-            ]),
-          ),
-        );
-      }),
-    );
-
-  connectionOptions(program.command('members'))
-    .description('list cluster members')
-    .action((opts: ConnectionOptions) =>
-      withClient(opts, async (client) => {
-        const members = await client.listMembers();
-        if (opts.json) return out(toJson(members));
-        out(
-          table(
-            ['MEMBER', 'ADDRESS', 'SHARDS', 'STARTED', 'LAST SEEN'],
-            members.map((m) => [m.id, m.grpcAddress, String(m.ownedShards), iso(m.startedAtMs), iso(m.lastSeenMs)]),
-          ),
-        );
-      }),
-    );
 }

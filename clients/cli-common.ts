@@ -62,6 +62,11 @@ export const intArg = argParser((text) => {
   return Number(text);
 });
 
+export const nonNegativeIntArg = argParser((text) => {
+  if (!/^\d+$/.test(text.trim())) throw new Error(`"${text}" is not a non-negative integer`);
+  return Number(text);
+});
+
 export const rateArg = argParser((text) => {
   const n = Number(text);
   if (text.trim() === '' || !(n >= 0 && n <= 1)) throw new Error(`"${text}" is not a number in 0..1`);

@@ -6,7 +6,14 @@
 import { Command } from 'commander';
 import { registerDaemonCommands } from '../daemon/commands.js';
 import { registerClientCommands } from './cli-commands.js';
+import { registerOpsCommands } from './cli-ops.js';
 import { registerWorkerCommand } from './cli-worker.js';
+
+// `timelane ops shards | head`: a closed pipe ends the command quietly.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 
 const program = new Command('timelane')
   .description('durable timer daemon with a gRPC API: schedule runs, work them, inspect the cluster')
@@ -15,5 +22,6 @@ const program = new Command('timelane')
 registerDaemonCommands(program);
 registerClientCommands(program);
 registerWorkerCommand(program);
+registerOpsCommands(program);
 
 await program.parseAsync(process.argv);

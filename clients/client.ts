@@ -7,23 +7,32 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { CancelJobResponse__Output as CancelJobOut } from '../proto/gen/timelane/v1/CancelJobResponse.js';
+import type { DrainMemberResponse__Output as DrainMemberOut } from '../proto/gen/timelane/v1/DrainMemberResponse.js';
 import type { GetJobResponse__Output as GetJobOut } from '../proto/gen/timelane/v1/GetJobResponse.js';
 import type { GetRunResponse__Output as GetRunOut } from '../proto/gen/timelane/v1/GetRunResponse.js';
 import type { ListMembersResponse__Output as ListMembersOut } from '../proto/gen/timelane/v1/ListMembersResponse.js';
 import type { ListRunsResponse__Output as ListRunsOut } from '../proto/gen/timelane/v1/ListRunsResponse.js';
 import type { ListShardsResponse__Output as ListShardsOut } from '../proto/gen/timelane/v1/ListShardsResponse.js';
+import type { MoveShardResponse__Output as MoveShardOut } from '../proto/gen/timelane/v1/MoveShardResponse.js';
+import type { RebalanceResponse__Output as RebalanceOut } from '../proto/gen/timelane/v1/RebalanceResponse.js';
 import type { RescheduleJobResponse__Output as RescheduleOut } from '../proto/gen/timelane/v1/RescheduleJobResponse.js';
 import type { ScheduleBatchResponse__Output as ScheduleBatchOut } from '../proto/gen/timelane/v1/ScheduleBatchResponse.js';
 import type { ScheduleResponse__Output as ScheduleOut } from '../proto/gen/timelane/v1/ScheduleResponse.js';
 import type { AdminClient } from '../proto/gen/timelane/v1/Admin.js';
 import type { SchedulerClient } from '../proto/gen/timelane/v1/Scheduler.js';
-import { jobInfo, memberInfo, runInfo, runStatusToWire, scheduleRequest, shardInfo, whenFields } from './convert.js';
+import { jobInfo, memberInfo, runInfo, runStatusToWire, scheduleRequest, shardInfo, shardMoveInfo, waitMs, whenFields } from './convert.js';
 import { timelaneV1 } from './proto.js';
 import type {
   CancelResult,
+  DrainMemberOptions,
+  DrainResult,
   JobWithRuns,
   ListRunsInput,
   MemberInfo,
+  MoveShardOptions,
+  MoveShardResult,
+  RebalanceOptions,
+  RebalanceResult,
   RescheduleInput,
   RunInfo,
   RunPage,
@@ -116,13 +125,61 @@ export class TimelaneClient {
     return res.members.map(memberInfo);
   }
 
+  /**
+   * Moves one shard to a live member (cluster mode) and waits until the new
+   * owner holds it under a higher fence. Rejects with FAILED_PRECONDITION
+   * without a cluster (no REDIS_URL), for a drained target, or when the move
+   * did not land within the timeout; INVALID_ARGUMENT for an unknown member
+   * or shard.
+   */
+  async moveShard(shard: number, toMember: string, opts: MoveShardOptions = {}): Promise<MoveShardResult> {
+    if (!Number.isInteger(shard) || shard < 0) throw new RangeError('shard: must be a non-negative integer');
+    if (!toMember) throw new TypeError('toMember: is required');
+    const timeoutMs = waitMs('timeoutMs', opts.timeoutMs);
+    const req = { shard, toMember, timeoutMs };
+    const res = await this.call<MoveShardOut>((o, cb) => this.admin.moveShard(req, o, cb), opsDeadline(timeoutMs, 10_000));
+    return { move: shardMoveInfo(res.move), handoffMs: Number(res.handoffMs) };
+  }
+
+  /**
+   * Moves every shard off a member (or, with `undo`, takes it back into the
+   * assignment) and waits, bounded, for the moves to land. `completed` is
+   * false when some had not landed at the timeout; they keep going.
+   */
+  async drainMember(memberId: string, opts: DrainMemberOptions = {}): Promise<DrainResult> {
+    if (!memberId) throw new TypeError('memberId: is required');
+    const timeoutMs = waitMs('timeoutMs', opts.timeoutMs);
+    const req = { memberId, undo: opts.undo ?? false, timeoutMs };
+    const res = await this.call<DrainMemberOut>((o, cb) => this.admin.drainMember(req, o, cb), opsDeadline(timeoutMs, 15_000));
+    return { moves: res.moves.map(shardMoveInfo), completed: res.completed };
+  }
+
+  /**
+   * Clears operator moves so the balanced assignment applies again, and
+   * waits, bounded, for the moves to land. With `dryRun` only the plan is
+   * returned.
+   */
+  async rebalance(opts: RebalanceOptions = {}): Promise<RebalanceResult> {
+    const timeoutMs = waitMs('timeoutMs', opts.timeoutMs);
+    const req = { dryRun: opts.dryRun ?? false, timeoutMs };
+    const res = await this.call<RebalanceOut>((o, cb) => this.admin.rebalance(req, o, cb), opsDeadline(timeoutMs, 15_000));
+    return {
+      moves: res.moves.map(shardMoveInfo),
+      executed: res.executed,
+      completed: res.completed,
+      shardsPerMember: { ...res.shardsPerMember },
+    };
+  }
+
   /** Closes the channel; calls in progress are cancelled. */
   close(): void {
     this.scheduler.close();
   }
 
-  private call<Res>(invoke: Invoke<Res>): Promise<Res> {
-    const options: grpc.CallOptions = this.timeoutMs > 0 ? { deadline: Date.now() + this.timeoutMs } : {};
+  /** `minDeadlineMs`: a call that waits server side gets at least this long, whatever the client's timeout. */
+  private call<Res>(invoke: Invoke<Res>, minDeadlineMs = 0): Promise<Res> {
+    const ms = this.timeoutMs > 0 ? Math.max(this.timeoutMs, minDeadlineMs) : 0;
+    const options: grpc.CallOptions = ms > 0 ? { deadline: Date.now() + ms } : {};
     return new Promise<Res>((resolve, reject) => {
       invoke(options, (err, value) => {
         if (err) reject(err);
@@ -131,6 +188,11 @@ export class TimelaneClient {
       });
     });
   }
+}
+
+/** Deadline of an operator call: its server-side wait (or the server's default) plus slack for the RPC itself. */
+function opsDeadline(timeoutMs: number, serverDefaultMs: number): number {
+  return (timeoutMs || serverDefaultMs) + 5_000;
 }
 
 function toSchedule(res: ScheduleOut): ScheduleResult {

@@ -14,6 +14,7 @@ import type { Run__Output } from '../proto/gen/timelane/v1/Run.js';
 import type { RunStatus, RunStatus__Output } from '../proto/gen/timelane/v1/RunStatus.js';
 import type { ScheduleRequest } from '../proto/gen/timelane/v1/ScheduleRequest.js';
 import type { ShardInfo__Output } from '../proto/gen/timelane/v1/ShardInfo.js';
+import type { ShardMove__Output } from '../proto/gen/timelane/v1/ShardMove.js';
 import type {
   AckInfo,
   DeliveredRunInfo,
@@ -27,6 +28,7 @@ import type {
   RunStatusName,
   ScheduleInput,
   ShardInfo,
+  ShardMoveInfo,
 } from './types.js';
 
 /** Parses a wire int64 (decimal string; "" or missing as 0) into a number. */
@@ -173,6 +175,18 @@ export function shardInfo(s: ShardInfo__Output): ShardInfo {
     lagMs: Number(s.lagMs),
     assignedTo: s.assignedTo,
   };
+}
+
+export function shardMoveInfo(m: ShardMove__Output | null | undefined): ShardMoveInfo {
+  if (!m) throw new Error('timelane: response is missing its move');
+  return { shard: m.shard, fromMember: m.fromMember, toMember: m.toMember };
+}
+
+/** An optional wait in ms as the wire's uint32 (0 = the server's default). */
+export function waitMs(field: string, value: number | undefined): number {
+  if (value === undefined) return 0;
+  if (!Number.isInteger(value) || value < 0 || value > 0xffff_ffff) throw new RangeError(`${field}: must be a non-negative integer of milliseconds`);
+  return value;
 }
 
 export function memberInfo(m: Member__Output): MemberInfo {

@@ -126,6 +126,56 @@ export interface MemberInfo {
   lastSeenMs: number;
 }
 
+/** One shard changing owner, as planned or carried out by an operator move. */
+export interface ShardMoveInfo {
+  shard: number;
+  /** Empty when the shard was unowned. */
+  fromMember: string;
+  /** Empty when no member is left to take it. */
+  toMember: string;
+}
+
+export interface MoveShardOptions {
+  /** How long the daemon waits for the new owner to hold the shard, in ms (100..300,000). Default (server side) 10,000. */
+  timeoutMs?: number;
+}
+
+export interface MoveShardResult {
+  move: ShardMoveInfo;
+  /** Request → new owner recorded in Postgres under a higher fence, in ms. */
+  handoffMs: number;
+}
+
+export interface DrainMemberOptions {
+  /** Take the member back into the assignment instead. */
+  undo?: boolean;
+  /** How long the daemon waits for the moves to land, in ms (100..300,000). Default (server side) 15,000. */
+  timeoutMs?: number;
+}
+
+export interface DrainResult {
+  moves: ShardMoveInfo[];
+  /** Every move landed before the timeout. */
+  completed: boolean;
+}
+
+export interface RebalanceOptions {
+  /** Only plan and return the moves. */
+  dryRun?: boolean;
+  /** How long the daemon waits for the moves to land, in ms (100..300,000). Default (server side) 15,000. */
+  timeoutMs?: number;
+}
+
+export interface RebalanceResult {
+  moves: ShardMoveInfo[];
+  /** False for a dry run. */
+  executed: boolean;
+  /** Every move landed before the timeout (false for a dry run). */
+  completed: boolean;
+  /** Shards per member after the plan. */
+  shardsPerMember: Record<string, number>;
+}
+
 export interface ScheduleResult {
   job: JobInfo;
   /** The job's first run. */

@@ -10,9 +10,16 @@
  *   only after a reconnect, while handlers from the old stream still run)
  *   wait in `backlog` in arrival order.
  * - Every run handed to the handler gets exactly one answer (Complete or
- *   Fail) echoing its DeliveryRef. An answer produced while no stream is
- *   writable waits in `outbox` and is sent first thing on the next stream;
- *   the daemon judges it by the ref alone (a superseded ref is rejected).
+ *   Fail) echoing its DeliveryRef. An answer produced while this session's
+ *   stream is not writable goes out on another session's stream if the
+ *   worker has one (`forward`), else waits in `outbox` and is sent first
+ *   thing on the next stream; the daemon judges it by the ref alone (a
+ *   superseded ref is rejected), so any member may take it. Answers are
+ *   never forwarded while this session's own stream is open: the daemon
+ *   frees the stream's credit only for answers that come back on it.
+ * - A FAILED_PRECONDITION ack (superseded) aborts this session's older
+ *   deliveries of the run; one that answers a request forwarded from another
+ *   session aborts nothing here (the delivery it refers to is not ours).
  * - On close, the stream is half-closed only once nothing is in flight
  *   (after that no answer could be sent); runs still unfinished at the
  *   timeout are aborted (their signal fires) and the call is cancelled.
@@ -56,6 +63,10 @@ export interface SessionOptions {
   stats: WorkerStats;
   onError: (err: Error, info: { address: string; runId?: string }) => void;
   onAck: ((ack: AckInfo) => void) | undefined;
+  /** Every end of a stream while not closing (the worker refreshes its member list). */
+  onStreamEnd?: (end: StreamEnd) => void;
+  /** Sends an answer on some other open stream; false if there is none. */
+  forward?: (req: WorkRequest) => boolean;
 }
 
 interface Active {
@@ -65,6 +76,7 @@ interface Active {
 
 const STABLE_AFTER_MS = 5_000;
 const MAX_FAIL_MESSAGE = 4096;
+const FORWARD_MEMORY_MS = 60_000;
 
 export class WorkerSession {
   private readonly client: WorkerClient;
@@ -72,27 +84,56 @@ export class WorkerSession {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   private closing = false;
+  private closed: Promise<void> | undefined;
+  /** Closed past its timeout: answers of aborted handlers are dropped (the daemon redelivers; no attempt is spent). */
+  private abandoned = false;
   private readonly active = new Set<Active>();
   private readonly backlog: DeliveredRunInfo[] = [];
   private readonly outbox: WorkRequest[] = [];
+  /** Run id → requests other sessions sent on our stream whose rejection is still unseen, and when the last was sent. */
+  private readonly forwarded = new Map<string, { count: number; atMs: number }>();
   private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly opts: SessionOptions) {
     this.client = newWorkerClient(opts.address, opts.credentials);
   }
 
+  get address(): string {
+    return this.opts.address;
+  }
+
   start(): void {
     this.connect();
   }
 
-  async close(timeoutMs: number): Promise<void> {
-    if (this.closing) return;
+  /** Sends another session's request on this session's open stream; false when it has none. */
+  forwardHere(req: WorkRequest): boolean {
+    if (!this.stream?.send(req)) return false;
+    const runId = (req.complete ?? req.fail ?? req.heartbeat)?.ref?.runId;
+    if (runId) {
+      const now = Date.now();
+      // OK acks are not matched up (they may answer our own request), so forget old entries.
+      for (const [id, f] of this.forwarded) if (now - f.atMs > FORWARD_MEMORY_MS) this.forwarded.delete(id);
+      const f = this.forwarded.get(runId);
+      this.forwarded.set(runId, { count: (f?.count ?? 0) + 1, atMs: now });
+    }
+    return true;
+  }
+
+  /** Idempotent: a second call returns the first call's promise. */
+  close(timeoutMs: number): Promise<void> {
+    this.closed ??= this.shutdown(timeoutMs);
+    return this.closed;
+  }
+
+  private async shutdown(timeoutMs: number): Promise<void> {
     this.closing = true;
     clearTimeout(this.reconnectTimer);
     const started = Date.now();
     const idle = await this.waitIdle(timeoutMs);
     const stream = this.stream;
     if (!idle) {
+      this.abandoned = true;
       for (const a of this.active) a.controller.abort(new Error('timelane: worker closed before the handler finished'));
       this.backlog.length = 0;
       stream?.cancel();
@@ -125,6 +166,7 @@ export class WorkerSession {
     this.stream = undefined;
     if (this.closing) return;
     if (end.error) this.opts.onError(end.error, { address: this.opts.address });
+    this.opts.onStreamEnd?.(end);
     if (stable) this.failures = 0;
     const ceiling = Math.min(this.opts.reconnectMaxMs, this.opts.reconnectInitialMs * 2 ** this.failures);
     this.failures = Math.min(this.failures + 1, 30);
@@ -174,9 +216,11 @@ export class WorkerSession {
     if (this.active.size === 0) for (const w of this.idleWaiters.splice(0)) w();
   }
 
-  /** Sends on the open stream; answers (not heartbeats) wait for the next stream otherwise. */
+  /** Sends on the open stream, else on another session's; answers (not heartbeats) wait for the next stream otherwise. */
   private send(req: WorkRequest, keep: boolean): void {
+    if (this.abandoned) return;
     if (this.stream?.send(req)) return;
+    if (this.opts.forward?.(req)) return;
     if (keep && !this.closing) this.outbox.push(req);
   }
 
@@ -185,9 +229,17 @@ export class WorkerSession {
       this.opts.stats.rejected++;
       // 9 FAILED_PRECONDITION: a delivery of this run was superseded. Abort the
       // older of our deliveries of it (all but the newest; the only one if alone).
-      if (ack.code === 9) this.abortSuperseded(ack.runId);
+      if (ack.code === 9 && !this.wasForwarded(ack.runId)) this.abortSuperseded(ack.runId);
     }
     this.opts.onAck?.(ack);
+  }
+
+  /** Whether a rejection for this run answers a forwarded request (consumes one). */
+  private wasForwarded(runId: string): boolean {
+    const f = this.forwarded.get(runId);
+    if (!f) return false;
+    if (--f.count <= 0) this.forwarded.delete(runId);
+    return true;
   }
 
   private abortSuperseded(runId: string): void {

@@ -1,10 +1,17 @@
 /**
  * `createWorker`: runs a handler for every run fired on the given queues.
  *
- * With one address the worker talks to that daemon only (sidecar mode); with
- * a list it keeps a stream to every member, so each daemon hands its own
- * shards' fires to it directly. Each address gets its own session
- * (clients/worker-session.ts) with its own credit of `concurrency`.
+ * Each daemon delivers only the fires of the shards it owns, so a worker
+ * must hold a stream to every member that owns shards of its queues:
+ * - `discover: true` (the cluster default): `address` names seeds; the worker
+ *   asks them for the live members (ListMembers) and keeps one stream to
+ *   each member's address, refreshing the list every `discoverEveryMs` and
+ *   whenever a stream fails. New members get a stream; members gone from the
+ *   list have theirs closed gracefully (handlers finish and answer first).
+ * - otherwise one stream per given address: one localhost address is sidecar
+ *   mode, a fixed list is a static cluster.
+ * Each address gets its own session (clients/worker-session.ts) with its own
+ * credit of `concurrency`.
  *
  * A handler that resolves completes the run; one that throws fails it,
  * retryably unless the error has `retryable === false` (see
@@ -14,6 +21,8 @@ import { hostname } from 'node:os';
 import type * as grpc from '@grpc/grpc-js';
 import { DEFAULT_ADDRESS } from './client.js';
 import type { AckInfo } from './types.js';
+import type { WorkRequest } from '../proto/gen/timelane/v1/WorkRequest.js';
+import { MemberDiscovery, planStreams } from './discovery.js';
 import { WorkerSession, type RunHandler, type WorkerStats } from './worker-session.js';
 
 export type { RunHandler, WorkerContext, WorkerStats } from './worker-session.js';
@@ -29,8 +38,18 @@ export class NonRetryableError extends Error {
 }
 
 export interface WorkerOptions {
-  /** One daemon (sidecar mode) or every member. Default 127.0.0.1:7070. */
+  /**
+   * Without `discover`: the daemon(s) to stream from — one (sidecar mode) or
+   * every member. With `discover`: seeds to ask for the member list.
+   * Default 127.0.0.1:7070.
+   */
   address?: string | string[];
+  /** Find the members through the seeds in `address` and follow joins and leaves. Default false. */
+  discover?: boolean;
+  /** With `discover`: how often the member list is refreshed, in ms. Default 2,000. */
+  discoverEveryMs?: number;
+  /** Called with the stream addresses each time they change (and once the first streams open). */
+  onAddresses?: (addresses: string[]) => void;
   /** Queues to receive runs from (1..64). */
   queues: string[];
   /** Most handlers running at once per address; sent as the stream's credit (max_in_flight). Default 10. */
@@ -40,13 +59,17 @@ export interface WorkerOptions {
   workerId?: string;
   /** If set, heartbeat every in-flight run this often (ms) while its handler runs. */
   heartbeatEveryMs?: number;
-  /** Stream errors (each is followed by a reconnect). Default: ignored. */
-  onError?: (err: Error, info: { address: string; runId?: string }) => void;
+  /**
+   * Stream errors (each is followed by a reconnect) and, with `discover`,
+   * failed member-list refreshes (`discovery: true`; the streams stay as they
+   * are). Default: ignored.
+   */
+  onError?: (err: Error, info: { address: string; runId?: string; discovery?: boolean }) => void;
   /** Every ack the daemons send (answers to Complete, Fail and Heartbeat). */
   onAck?: (ack: AckInfo) => void;
   /** Default: insecure (plaintext). */
   credentials?: grpc.ChannelCredentials;
-  /** How long `close()` waits for handlers in flight before aborting them. Default 10,000 ms. */
+  /** How long `close()` waits for handlers in flight before aborting them. Default 10,000 ms. Also bounds the graceful close of a stream to a member that left. */
   closeTimeoutMs?: number;
   /** First reconnect delay; doubles (with jitter) up to `reconnectMaxMs`. Default 100 ms. */
   reconnectInitialMs?: number;
@@ -57,53 +80,203 @@ export interface WorkerOptions {
 export interface Worker {
   /** Live counters, summed over all addresses. */
   readonly stats: WorkerStats;
+  /** Addresses a stream is kept to right now (sorted). */
+  readonly addresses: string[];
   /**
-   * Stops reconnecting, lets handlers in flight finish and answer (up to
-   * `timeoutMs`, default `closeTimeoutMs`), then ends the streams. Idempotent.
+   * With `discover`: refreshes the member list now and resolves once the
+   * streams follow it (rejects if no candidate answered). Without: no-op.
+   */
+  refresh(): Promise<void>;
+  /**
+   * Stops discovery and reconnecting, lets handlers in flight finish and
+   * answer (up to `timeoutMs`, default `closeTimeoutMs`), then ends the
+   * streams. Idempotent.
    */
   close(timeoutMs?: number): Promise<void>;
 }
 
+/** Refreshes triggered by stream failures come at most this often. */
+const MIN_REFRESH_GAP_MS = 250;
+
 export function createWorker(options: WorkerOptions): Worker {
   const addresses = validate(options);
   const stats: WorkerStats = { received: 0, completed: 0, failed: 0, rejected: 0 };
-  const sessions = addresses.map(
-    (address) =>
-      new WorkerSession({
-        address,
-        queues: options.queues,
-        concurrency: options.concurrency ?? 10,
-        workerId: options.workerId ?? defaultWorkerId(),
-        handler: options.handler,
-        heartbeatEveryMs: options.heartbeatEveryMs,
-        credentials: options.credentials,
-        reconnectInitialMs: options.reconnectInitialMs ?? 100,
-        reconnectMaxMs: options.reconnectMaxMs ?? 5_000,
-        stats,
-        onError: options.onError ?? (() => {}),
-        onAck: options.onAck,
-      }),
-  );
-  for (const s of sessions) s.start();
+  const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+  const onError = options.onError ?? (() => {});
+  const sessions = new Map<string, WorkerSession>();
+  /** Sessions of members that left, closing gracefully. */
+  const retiring = new Set<WorkerSession>();
+  let closed = false;
+
+  const all = (): WorkerSession[] => [...sessions.values(), ...retiring];
+  /** An answer whose own stream is down goes out on any other open stream (the daemons judge it by its ref). */
+  const forward = (from: string) => (req: WorkRequest): boolean => all().some((s) => s.address !== from && s.forwardHere(req));
+
+  const open = (address: string): void => {
+    const session = new WorkerSession({
+      address,
+      queues: options.queues,
+      concurrency: options.concurrency ?? 10,
+      workerId: options.workerId ?? defaultWorkerId(),
+      handler: options.handler,
+      heartbeatEveryMs: options.heartbeatEveryMs,
+      credentials: options.credentials,
+      reconnectInitialMs: options.reconnectInitialMs ?? 100,
+      reconnectMaxMs: options.reconnectMaxMs ?? 5_000,
+      stats,
+      onError,
+      onAck: options.onAck,
+      onStreamEnd: () => discovery?.kick(),
+      forward: forward(address),
+    });
+    sessions.set(address, session);
+    session.start();
+  };
+
+  const retire = (address: string): void => {
+    const session = sessions.get(address);
+    if (!session) return;
+    sessions.delete(address);
+    retiring.add(session);
+    void session.close(closeTimeoutMs).finally(() => retiring.delete(session));
+  };
+
+  const follow = (wanted: string[]): void => {
+    if (closed) return;
+    const plan = planStreams(sessions.keys(), wanted);
+    if (plan.open.length === 0 && plan.close.length === 0) return;
+    for (const a of plan.open) open(a);
+    for (const a of plan.close) retire(a);
+    options.onAddresses?.([...sessions.keys()].sort());
+  };
+
+  const discovery = options.discover
+    ? new DiscoveryLoop(
+        new MemberDiscovery({ seeds: addresses, credentials: options.credentials, callTimeoutMs: 5_000 }),
+        options.discoverEveryMs ?? 2_000,
+        () => [...sessions.keys()],
+        follow,
+        (err, address) => onError(err, { address, discovery: true }),
+      )
+    : undefined;
+
+  if (discovery) discovery.start();
+  else follow(addresses);
+
   let closing: Promise<void> | undefined;
   return {
     stats,
-    close(timeoutMs = options.closeTimeoutMs ?? 10_000): Promise<void> {
-      closing ??= Promise.all(sessions.map((s) => s.close(timeoutMs))).then(() => undefined);
+    get addresses() {
+      return [...sessions.keys()].sort();
+    },
+    refresh: () => discovery?.refresh() ?? Promise.resolve(),
+    close(timeoutMs = closeTimeoutMs): Promise<void> {
+      closing ??= (async () => {
+        closed = true;
+        discovery?.stop();
+        await Promise.all(all().map((s) => s.close(timeoutMs)));
+      })();
       return closing;
     },
   };
 }
 
+/**
+ * Runs discovery every `everyMs` and on `kick()` (coalesced, at most every
+ * MIN_REFRESH_GAP_MS); one refresh at a time. A failed refresh keeps the
+ * streams as they are.
+ */
+class DiscoveryLoop {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private lastAt = 0;
+  private lastError = '';
+
+  constructor(
+    private readonly discovery: MemberDiscovery,
+    private readonly everyMs: number,
+    private readonly known: () => string[],
+    private readonly follow: (addresses: string[]) => void,
+    private readonly report: (err: Error, address: string) => void,
+  ) {}
+
+  start(): void {
+    void this.refresh().catch(() => undefined);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.discovery.close();
+  }
+
+  /** Refresh soon (a stream failed). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    const wait = Math.max(0, this.lastAt + MIN_REFRESH_GAP_MS - Date.now());
+    this.arm(wait);
+  }
+
+  refresh(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    // One at a time; a refresh asked for meanwhile starts after it, so it sees a fresh list.
+    if (this.running) return this.running.catch(() => undefined).then(() => this.refresh());
+    clearTimeout(this.timer);
+    this.lastAt = Date.now();
+    let failure: unknown;
+    this.running = this.discovery
+      .discover(this.known())
+      .then(
+        (res) => {
+          this.lastError = '';
+          if (!this.stopped) this.follow(res.addresses);
+        },
+        (err: unknown) => {
+          failure = err;
+          if (this.stopped) return;
+          const e = err instanceof Error ? err : new Error(String(err));
+          // Report a failure once until something changes.
+          if (e.message !== this.lastError) this.report(e, 'discovery');
+          this.lastError = e.message;
+        },
+      )
+      .finally(() => {
+        this.running = undefined;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          this.arm(MIN_REFRESH_GAP_MS);
+        } else this.arm(this.everyMs);
+      })
+      .then(() => {
+        if (failure !== undefined) throw failure;
+      });
+    return this.running;
+  }
+
+  private arm(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.refresh().catch(() => undefined), ms);
+  }
+}
+
 function validate(options: WorkerOptions): string[] {
   const raw = options.address ?? DEFAULT_ADDRESS;
-  const addresses = [...new Set(Array.isArray(raw) ? raw : [raw])];
+  const addresses = [...new Set((Array.isArray(raw) ? raw : [raw]).map((a) => a.trim()).filter(Boolean))];
   if (addresses.length === 0) throw new TypeError('address: give at least one address');
   if (options.queues.length === 0) throw new TypeError('queues: give at least one queue');
   const c = options.concurrency ?? 10;
   if (!Number.isInteger(c) || c < 1 || c > 10_000) throw new RangeError('concurrency: must be an integer in 1..10000');
   const hb = options.heartbeatEveryMs;
   if (hb !== undefined && !(hb > 0)) throw new RangeError('heartbeatEveryMs: must be > 0');
+  const every = options.discoverEveryMs;
+  if (every !== undefined && !(every >= 50)) throw new RangeError('discoverEveryMs: must be >= 50');
   return addresses;
 }
 

@@ -9,6 +9,7 @@
  * peer takes over at once, drains the server, closes connections.
  */
 import type http from 'node:http';
+import os from 'node:os';
 import { Redis } from 'ioredis';
 import type { DaemonConfig } from './config.js';
 import { parseShardRanges } from './config.js';
@@ -235,8 +236,10 @@ export class Daemon {
     return this.config.shards ? parseShardRanges(this.config.shards, this.shardCount) : [];
   }
 
+  /** What peers and clients dial: the advertise address, else the listen address (a wildcard host becomes our hostname). */
   private advertisedAddress(): string {
-    return this.config.advertiseAddress.replace(/:0$/, `:${this.grpcPort}`);
+    const addr = this.config.advertiseAddress.replace(/:0$/, `:${this.grpcPort}`);
+    return addr.replace(/^(0\.0\.0\.0|\[::\]|::):/, `${os.hostname()}:`);
   }
 
   private async measureSkew(): Promise<void> {

@@ -4,13 +4,13 @@
  * so they agree without talking; leases (and fences) make any disagreement
  * during a change harmless.
  *
- * Rules, in order, for each shard:
- * 1. An operator override (`ops move`) whose target is live and not drained.
- * 2. A shard pinned to a member (`--shards`, sidecar mode): that member if it
+ * Rules for each shard (an operator override — `ops move` to a live, undrained
+ * member — wins over all of them and moves nothing else):
+ * 1. A shard pinned to a member (`--shards`, sidecar mode): that member if it
  *    is live; otherwise it is an orphan and goes to an adopter
  *    (`--adopt-orphans` / `--standby`), by rendezvous hashing; with no adopter
  *    it falls back to the balanced members, so runs still fire.
- * 3. Any other shard: the balanced members (neither pinned nor standby), by
+ * 2. Any other shard: the balanced members (neither pinned nor standby), by
  *    rendezvous hashing with bounded load (no member gets more than
  *    floor or ceil of shards / members), so shares differ by at most one.
  * Drained members (`ops drain`) own nothing.
@@ -65,11 +65,6 @@ export function assignShards(view: ClusterView): (string | null)[] {
   const pool: number[] = []; // shards handed out by bounded-load rendezvous
   const orphans: number[] = [];
   for (let shard = 0; shard < view.shardCount; shard++) {
-    const override = view.overrides.get(shard);
-    if (override !== undefined && liveIds.has(override)) {
-      out[shard] = override;
-      continue;
-    }
     const pinnedTo = view.pins.get(shard);
     if (pinnedTo !== undefined) {
       if (liveIds.has(pinnedTo)) out[shard] = pinnedTo;
@@ -94,6 +89,10 @@ export function assignShards(view: ClusterView): (string | null)[] {
       out[shard] = pick;
       load.set(pick, (load.get(pick) ?? 0) + 1);
     }
+  }
+  // Operator moves apply last, so a move changes that shard and nothing else.
+  for (const [shard, member] of view.overrides) {
+    if (shard >= 0 && shard < view.shardCount && liveIds.has(member)) out[shard] = member;
   }
   return out;
 }

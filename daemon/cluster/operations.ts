@@ -65,7 +65,7 @@ export class ClusterOperations {
     const view = await this.freshView();
     const target = assignShards({ ...view, overrides: new Map() });
     const moves = planMoves(await this.currentOwners(), target);
-    const perMember: Record<string, number> = {};
+    const perMember: Record<string, number> = Object.fromEntries(view.members.map((m) => [m.id, 0]));
     for (const owner of target) if (owner) perMember[owner] = (perMember[owner] ?? 0) + 1;
     if (dryRun) return { moves, executed: false, completed: false, perMember };
     await this.cluster.store.clearOverrides();

@@ -52,6 +52,14 @@ describe('assignShards', () => {
     expect(moved[3]).toBe('a');
   });
 
+  it('an operator move changes that shard and no other', () => {
+    const members = [member('a'), member('b'), member('c')];
+    const before = assignShards(view(members));
+    const shard = before.findIndex((o) => o !== 'a');
+    const after = assignShards(view(members, { overrides: new Map([[shard, 'a']]) }));
+    expect(planMoves(before, after)).toEqual([{ shard, from: before[shard], to: 'a' }]);
+  });
+
   it('leaves shards unowned only when nobody is live', () => {
     expect(assignShards(view([])).every((o) => o === null)).toBe(true);
   });

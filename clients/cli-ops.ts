@@ -1,0 +1,198 @@
+/**
+ * `timelane ops …`: the operator's view of a cluster and its moves.
+ *
+ *   ops shards     owner, assignment, fence, lease age, runs in window, lag
+ *   ops members    live members
+ *   ops move       move one shard to a member (graceful handoff)
+ *   ops drain      move every shard off a member (--undo takes it back)
+ *   ops rebalance  drop operator moves; the balanced assignment applies again
+ *
+ * Exit codes: 0 done, 1 error, 3 the moves were accepted but had not all
+ * landed when the daemon stopped waiting (they keep going; watch
+ * `ops shards`). The top-level `shards` and `members` are aliases.
+ *
+ * The actions are injectable (`OpsActions`) so argument parsing can be
+ * tested without a daemon.
+ */
+import { Command } from 'commander';
+import { TimelaneClient } from './client.js';
+import { type ConnectionOptions, connectionOptions, nonNegativeIntArg, out, withClient } from './cli-common.js';
+import { memberAddresses } from './discovery.js';
+import { errorLine, toJson } from './format.js';
+import {
+  membersTable,
+  mergeShardViews,
+  moveLine,
+  moveSummary,
+  movesTable,
+  perMemberLines,
+  shardsSummary,
+  shardsTable,
+} from './ops-format.js';
+import type { ShardInfo } from './types.js';
+
+export interface ShardsOptions extends ConnectionOptions {
+  /** false with --no-fanout: ask only --address. */
+  fanout: boolean;
+}
+
+export interface MoveOptions extends ConnectionOptions {
+  shard: number;
+  to: string;
+  timeoutMs?: number;
+}
+
+export interface DrainOptions extends ConnectionOptions {
+  undo?: boolean;
+  timeoutMs?: number;
+}
+
+export interface RebalanceOptions extends ConnectionOptions {
+  dryRun?: boolean;
+  timeoutMs?: number;
+}
+
+export interface OpsActions {
+  shards(opts: ShardsOptions): Promise<void>;
+  members(opts: ConnectionOptions): Promise<void>;
+  move(opts: MoveOptions): Promise<void>;
+  drain(member: string, opts: DrainOptions): Promise<void>;
+  rebalance(opts: RebalanceOptions): Promise<void>;
+}
+
+/** Exit code when moves were accepted but not all had landed at the timeout. */
+export const EXIT_INCOMPLETE = 3;
+
+export function registerOpsCommands(program: Command, actions: OpsActions = defaultOpsActions): void {
+  const ops = program
+    .command('ops')
+    .description('operate a cluster: shards, members, move, drain, rebalance')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 done, 1 error, 3 moves accepted but not all landed before the timeout (they continue).',
+    );
+
+  shardsCommand(ops.command('shards'), actions);
+  membersCommand(ops.command('members'), actions);
+
+  connectionOptions(ops.command('move'))
+    .description('move one shard to a live member and wait for the handoff')
+    .requiredOption('--shard <n>', 'shard number (0..shard count-1)', nonNegativeIntArg)
+    .requiredOption('--to <member>', 'member id that takes the shard')
+    .option('--timeout-ms <ms>', 'how long the daemon waits for the new owner (default 10000)', nonNegativeIntArg)
+    .action((opts: MoveOptions) => actions.move(opts));
+
+  connectionOptions(ops.command('drain <member>'))
+    .description('move every shard off a member (before taking it down); --undo takes it back')
+    .option('--undo', 'take the member back into the assignment')
+    .option('--timeout-ms <ms>', 'how long the daemon waits for the moves (default 15000)', nonNegativeIntArg)
+    .action((member: string, opts: DrainOptions) => actions.drain(member, opts));
+
+  connectionOptions(ops.command('rebalance'))
+    .description('drop operator moves so the balanced assignment applies again (prints the plan)')
+    .option('--dry-run', 'only print the planned moves')
+    .option('--timeout-ms <ms>', 'how long the daemon waits for the moves (default 15000)', nonNegativeIntArg)
+    .action((opts: RebalanceOptions) => actions.rebalance(opts));
+
+  // Top-level aliases kept from before `ops` existed.
+  shardsCommand(program.command('shards'), actions, ' (alias of `ops shards`)');
+  membersCommand(program.command('members'), actions, ' (alias of `ops members`)');
+}
+
+function shardsCommand(cmd: Command, actions: OpsActions, suffix = ''): Command {
+  return connectionOptions(cmd)
+    .description(`list shards: owner, assignment, fence, lease age, runs in window, next due, lag${suffix}`)
+    .option('--no-fanout', 'ask only --address (runs in window then only for its own shards)')
+    .action((opts: ShardsOptions) => actions.shards(opts));
+}
+
+function membersCommand(cmd: Command, actions: OpsActions, suffix = ''): Command {
+  return connectionOptions(cmd)
+    .description(`list the live cluster members${suffix}`)
+    .action((opts: ConnectionOptions) => actions.members(opts));
+}
+
+/** Lists shards from `client`; with fanout, asks every member for its own shards' runs in window. */
+export async function collectShards(
+  client: TimelaneClient,
+  fanout: boolean,
+  warn: (line: string) => void,
+): Promise<ReturnType<typeof mergeShardViews>> {
+  if (!fanout) return mergeShardViews(await client.listShards(), []);
+  const [primary, members] = await Promise.all([client.listShards(), client.listMembers().catch(() => [])]);
+  const addresses = memberAddresses(members, client.address).filter((a) => a !== client.address);
+  const others = await Promise.all(
+    addresses.map(async (address): Promise<ShardInfo[] | null> => {
+      const c = new TimelaneClient(address, { timeoutMs: 5_000 });
+      try {
+        return await c.listShards();
+      } catch (err) {
+        warn(`warning: ${address}: ${errorLine(err).replace(/^error: /, '')} (runs in window unknown for its shards)`);
+        return null;
+      } finally {
+        c.close();
+      }
+    }),
+  );
+  return mergeShardViews(primary, others);
+}
+
+function incomplete(what: string): void {
+  process.stderr.write(`${what}: not every move had landed when the daemon stopped waiting; they continue (watch \`timelane ops shards\`)\n`);
+  process.exitCode = EXIT_INCOMPLETE;
+}
+
+export const defaultOpsActions: OpsActions = {
+  shards: (opts) =>
+    withClient(opts, async (client) => {
+      const shards = await collectShards(client, opts.fanout, (line) => process.stderr.write(`${line}\n`));
+      if (opts.json) return out(toJson(shards));
+      out(shardsTable(shards));
+      out('');
+      out(shardsSummary(shards));
+    }),
+
+  members: (opts) =>
+    withClient(opts, async (client) => {
+      const members = await client.listMembers();
+      if (opts.json) return out(toJson(members));
+      out(membersTable(members));
+    }),
+
+  move: (opts) =>
+    withClient(opts, async (client) => {
+      const res = await client.moveShard(opts.shard, opts.to, { timeoutMs: opts.timeoutMs });
+      if (opts.json) return out(toJson(res));
+      out(moveLine(res.move, res.handoffMs));
+    }),
+
+  drain: (member, opts) =>
+    withClient(opts, async (client) => {
+      const res = await client.drainMember(member, { undo: opts.undo, timeoutMs: opts.timeoutMs });
+      if (opts.json) out(toJson(res));
+      else {
+        const verb = opts.undo ? 'undrain' : 'drain';
+        out(`${verb} ${member}: ${res.moves.length} move${res.moves.length === 1 ? '' : 's'}${res.moves.length ? ` (${moveSummary(res.moves)})` : ''}`);
+        if (res.moves.length) out(movesTable(res.moves));
+        out(res.completed ? 'completed' : 'NOT completed within the timeout');
+      }
+      if (!res.completed) incomplete(`${opts.undo ? 'undrain' : 'drain'} ${member}`);
+    }),
+
+  rebalance: (opts) =>
+    withClient(opts, async (client) => {
+      const res = await client.rebalance({ dryRun: opts.dryRun, timeoutMs: opts.timeoutMs });
+      if (opts.json) out(toJson(res));
+      else {
+        out(`plan: ${res.moves.length} move${res.moves.length === 1 ? '' : 's'}${res.moves.length ? ` (${moveSummary(res.moves)})` : ' (already balanced)'}`);
+        if (res.moves.length) out(movesTable(res.moves));
+        out('');
+        out('shards per member after the plan:');
+        out(perMemberLines(res.shardsPerMember));
+        out('');
+        if (!res.executed) out('dry run: nothing changed');
+        else out(res.completed ? 'executed: completed' : 'executed: NOT completed within the timeout');
+      }
+      if (res.executed && !res.completed) incomplete('rebalance');
+    }),
+};
