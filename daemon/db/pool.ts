@@ -49,6 +49,21 @@ export async function query<R extends pg.QueryResultRow>(db: Queryable, text: st
   }
 }
 
+/** Runs `fn` on one pooled client (for work that must start only once a connection is in hand). */
+export async function withClient<T>(db: Db, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await db.connect();
+  } catch (err) {
+    throw mapStorageError(err);
+  }
+  try {
+    return await fn(client);
+  } finally {
+    client.release();
+  }
+}
+
 /** Runs `fn` in one transaction on a dedicated client. */
 export async function transaction<T>(db: Db, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   let client: pg.PoolClient;

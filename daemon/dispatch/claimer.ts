@@ -11,7 +11,7 @@
  * unknown outcome is safe, since a second claim of a fired run returns nothing.
  */
 import type { Db } from '../db/pool.js';
-import { query } from '../db/pool.js';
+import { query, withClient } from '../db/pool.js';
 import { CLAIM_RUNS } from '../db/queries/dispatch.js';
 import { SCHEDULED_STATUS, SHARD_FENCES, type WindowRow } from '../db/queries/window.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
@@ -74,7 +74,12 @@ export class Claimer {
     const shards = [...fences.keys()];
     let claimed: FiredRunRow[];
     try {
-      ({ rows: claimed } = await query<FiredRunRow>(this.deps.db, CLAIM_RUNS, [ids, shards, shards.map((s) => fences.get(s)), Math.floor(firedAtWallMs)]));
+      // The fire time is taken once a connection is in hand, so a wait for the
+      // pool (or for Postgres to come back) shows in the recorded lag.
+      ({ rows: claimed } = await withClient(this.deps.db, (c) => {
+        const at = Math.floor(Math.max(firedAtWallMs, this.deps.wallNow()));
+        return query<FiredRunRow>(c, CLAIM_RUNS, [ids, shards, shards.map((s) => fences.get(s)), at]);
+      }));
     } catch (err) {
       this.deps.log.warn({ err: String(err), runs: ids.length }, 'claim failed; runs go back to the window');
       setTimeout(() => runs.forEach((r) => this.deps.reoffer(r)), RETRY_AFTER_ERROR_MS);
