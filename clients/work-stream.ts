@@ -53,8 +53,19 @@ export function openWorkStream(
   return new WorkStream(target, subscribe, opts);
 }
 
-export function newWorkerClient(address: string, credentials?: grpc.ChannelCredentials): WorkerClient {
-  return new (timelaneV1().Worker)(address, credentials ?? grpc.credentials.createInsecure());
+/**
+ * A Worker client. `reconnect` bounds grpc-js's own channel backoff (which
+ * starts at 1 s) so it does not stack on top of the worker's reconnect loop.
+ */
+export function newWorkerClient(
+  address: string,
+  credentials?: grpc.ChannelCredentials,
+  reconnect?: { initialMs: number; maxMs: number },
+): WorkerClient {
+  const options: grpc.ChannelOptions = reconnect
+    ? { 'grpc.initial_reconnect_backoff_ms': reconnect.initialMs, 'grpc.max_reconnect_backoff_ms': reconnect.maxMs }
+    : {};
+  return new (timelaneV1().Worker)(address, credentials ?? grpc.credentials.createInsecure(), options);
 }
 
 export class WorkStream {

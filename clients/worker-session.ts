@@ -95,7 +95,7 @@ export class WorkerSession {
   private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly opts: SessionOptions) {
-    this.client = newWorkerClient(opts.address, opts.credentials);
+    this.client = newWorkerClient(opts.address, opts.credentials, { initialMs: opts.reconnectInitialMs, maxMs: opts.reconnectMaxMs });
   }
 
   get address(): string {

@@ -32,11 +32,13 @@ import { SchedulingService } from './scheduling/scheduling-service.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import type { ApiContext } from './grpc/context.js';
 import { EXPIRE_DELIVERIES } from './db/queries/dispatch.js';
+import { heartbeatRun } from './dispatch/answers.js';
 import { LIST_SHARDS, type ShardRow } from './db/queries/admin.js';
 import { measureClockSkew } from './clock-skew.js';
 import type { ShardInfo } from '../proto/gen/timelane/v1/ShardInfo.js';
 import type { Member } from '../proto/gen/timelane/v1/Member.js';
 import { ClusterMember } from './cluster/cluster-member.js';
+import { TimelaneError } from './errors.js';
 import { ClusterOperations } from './cluster/operations.js';
 import { assignShards } from './cluster/assignment.js';
 
@@ -85,7 +87,13 @@ export class Daemon {
     ({ shardCount: this.shardCount } = await checkSchema(this.db, cfg.databaseSchema));
 
     this.backend = this.createBackend();
-    this.hub = new DeliveryHub();
+    // A run that waited for worker credit gets its lease restarted as it is handed out.
+    this.hub = new DeliveryHub(undefined, (run) =>
+      heartbeatRun(this.db, { runId: run.id, fence: run.fence, deliveries: run.deliveries }, null, null).catch((err: unknown) => {
+        if (err instanceof TimelaneError && err.kind === 'failed_precondition') return null; // superseded meanwhile
+        throw err;
+      }),
+    );
     this.fastLane = new FastLane({
       clock: this.clock,
       onFire: (entries, firedAt) => this.claimer.fire(entries, firedAt),

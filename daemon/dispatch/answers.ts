@@ -47,7 +47,7 @@ export async function failRun(db: Db, d: DeliveryIdentity, retryable: boolean, m
   return { status: row.status, retry };
 }
 
-export async function heartbeatRun(db: Db, d: DeliveryIdentity, progress: number, checkpoint: Buffer | null): Promise<number | null> {
+export async function heartbeatRun(db: Db, d: DeliveryIdentity, progress: number | null, checkpoint: Buffer | null): Promise<number | null> {
   const { rows } = await query<{ lease_expires_at_ms: number | null }>(db, HEARTBEAT_RUN, [d.runId, d.fence, d.deliveries, progress, checkpoint]);
   if (rows.length === 0) return refuse(db, d);
   return rows[0].lease_expires_at_ms;

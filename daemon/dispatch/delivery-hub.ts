@@ -9,6 +9,13 @@
  *
  * A stream that closes leaves its deliveries unanswered; the caller expires
  * their leases so the redelivery reaper hands them out again at once.
+ *
+ * A delivery lease is the worker's time to answer, so it runs from the
+ * hand-out: a run that waited in `ready` (no stream with credit) restarts its
+ * lease (`renewLease`, conditional on the delivery still being current) before
+ * it is sent, holding the stream's credit meanwhile. Otherwise a run parked
+ * longer than its lease reaches the worker already expired, and the reaper
+ * hands it out again while the worker is working on it.
  */
 import type { FiredRunRow } from '../db/queries/columns.js';
 
@@ -17,6 +24,12 @@ export interface DeliveryIdentity {
   fence: number;
   deliveries: number;
 }
+
+/**
+ * Restarts the delivery lease of a run that waited for credit. Resolves with the
+ * new expiry (epoch ms), or null when the delivery was superseded meanwhile.
+ */
+export type RenewLease = (run: FiredRunRow) => Promise<number | null>;
 
 export interface WorkerSink {
   readonly id: number;
@@ -39,7 +52,10 @@ export class DeliveryHub {
   private readonly cursor = new Map<string, number>();
   private readyCount = 0;
 
-  constructor(private readonly onSent?: (run: FiredRunRow) => void) {}
+  constructor(
+    private readonly onSent?: (run: FiredRunRow) => void,
+    private readonly renewLease?: RenewLease,
+  ) {}
 
   get backlog(): number {
     return this.readyCount;
@@ -155,7 +171,33 @@ export class DeliveryHub {
       const [id, run] = q.entries().next().value as [number, FiredRunRow];
       q.delete(id);
       this.readyCount--;
-      this.send(st, run);
+      if (this.renewLease && run.lease_expires_at_ms !== null) this.sendRenewed(st, run);
+      else this.send(st, run);
     }
+  }
+
+  /** Sends a run that waited for credit once its lease has restarted; the credit is held meanwhile. */
+  private sendRenewed(st: StreamState, run: FiredRunRow): void {
+    const identity: DeliveryIdentity = { runId: run.id, fence: run.fence, deliveries: run.deliveries };
+    st.inFlight.set(run.id, identity);
+    const current = (): boolean => this.streams.get(st.sink.id) === st && st.inFlight.get(run.id) === identity;
+    const handOut = (leaseExpiresAtMs: number | null): void => {
+      const out = leaseExpiresAtMs === null ? run : { ...run, lease_expires_at_ms: leaseExpiresAtMs };
+      st.sink.send(out);
+      this.onSent?.(out);
+    };
+    this.renewLease!(run).then(
+      (expiresAt) => {
+        if (!current()) return; // stream gone (its deliveries get expired) or a newer delivery took over
+        if (expiresAt !== null) return handOut(expiresAt);
+        // Superseded in Postgres (the reaper re-claimed it): the newer delivery comes through deliver().
+        st.inFlight.delete(run.id);
+        for (const q of st.sink.queues) this.pump(q);
+      },
+      // Postgres unreachable: hand it out under the claim's lease; at-least-once still holds.
+      () => {
+        if (current()) handOut(null);
+      },
+    );
   }
 }

@@ -102,11 +102,15 @@ SELECT run_out.id, run_out.status, retry.id AS retry_id, retry.shard AS retry_sh
        retry.priority AS retry_priority, retry.due_at_ms AS retry_due_at_ms
 FROM run_out LEFT JOIN retry ON true`;
 
-/** heartbeatRun — extend the lease of a delivery. $1..$3 delivery, $4 progress, $5 checkpoint. */
+/**
+ * heartbeatRun — restart the lease of a delivery (a worker's heartbeat, or a
+ * run that waited in the daemon for credit being handed out now).
+ * $1..$3 delivery, $4 progress (null keeps it), $5 checkpoint (null keeps it).
+ */
 export const HEARTBEAT_RUN = `
 UPDATE runs r SET lease_expires_at = CASE WHEN r.lease_expires_at IS NULL THEN NULL
     ELSE now() + j.lease_ms * interval '1 millisecond' END,
-  progress = $4, checkpoint = COALESCE($5, r.checkpoint)
+  progress = COALESCE($4, r.progress), checkpoint = COALESCE($5, r.checkpoint)
 FROM jobs j
 WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id
 RETURNING (extract(epoch FROM r.lease_expires_at) * 1000)::int8 AS lease_expires_at_ms`;

@@ -1,0 +1,317 @@
+/**
+ * End to end: every RPC refuses bad input with INVALID_ARGUMENT naming the
+ * field (raw gRPC requests, so the client library's own checks are not in
+ * the way), unknown ids get NOT_FOUND, the Work stream refuses a bad start
+ * and acks bad answers with code 3, and after all of it the daemon still
+ * serves and fires. Also: dedupe keys make Schedule idempotent.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TimelaneClient } from '../../clients/index.js';
+import { timelaneV1 } from '../../clients/proto.js';
+import { newWorkerClient } from '../../clients/work-stream.js';
+import type { SchedulerClient } from '../../proto/gen/timelane/v1/Scheduler.js';
+import type { ScheduleRequest } from '../../proto/gen/timelane/v1/ScheduleRequest.js';
+import type { WorkResponse__Output } from '../../proto/gen/timelane/v1/WorkResponse.js';
+import type { DaemonProcess } from '../../ops/local/daemon-process.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
+import { track, untrack } from '../helpers/tracked.js';
+import {
+  closeClient,
+  closeStream,
+  collectRuns,
+  daemonProblems,
+  openClient,
+  openStream,
+  sleep,
+  startDaemon,
+  stopDaemon,
+  waitForOwnedShards,
+  type RecordingWorker,
+} from '../helpers/e2e.js';
+
+const SHARDS = 4;
+const MAX_PAYLOAD = 2048;
+const YEAR_MS = 365 * 24 * 3600 * 1000;
+const { INVALID_ARGUMENT, NOT_FOUND } = grpc.status;
+
+let db: TestDatabase;
+const prefix = redisPrefix();
+let daemon: DaemonProcess | undefined;
+let client: TimelaneClient;
+let raw: SchedulerClient;
+
+beforeAll(async () => {
+  db = await createTestDatabase(SHARDS);
+  daemon = await startDaemon({
+    databaseUrl: db.url,
+    redisUrl: TEST_REDIS_URL,
+    args: ['--member-id', 'bad-input', '--redis-prefix', prefix, '--max-payload-bytes', String(MAX_PAYLOAD)],
+  });
+  client = openClient(daemon.address);
+  raw = track(new (timelaneV1().Scheduler)(daemon.address, grpc.credentials.createInsecure()), 'raw scheduler client');
+  expect(await waitForOwnedShards(client, SHARDS)).toBe(true);
+});
+
+afterAll(async () => {
+  if (raw) {
+    raw.close();
+    untrack(raw);
+  }
+  closeClient(client);
+  await stopDaemon(daemon);
+  await deleteRedisPrefix(prefix);
+  await db?.drop();
+});
+
+type Method = 'schedule' | 'scheduleBatch' | 'getJob' | 'getRun' | 'listRuns' | 'cancelJob' | 'rescheduleJob';
+
+/** A raw unary call; resolves with the response or the ServiceError. */
+function call(method: Method, req: object): Promise<{ err: grpc.ServiceError | null; res: unknown }> {
+  const fn = (raw as unknown as Record<Method, (r: object, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, v: unknown) => void) => void>)[method];
+  return new Promise((resolve) => fn.call(raw, req, { deadline: Date.now() + 10_000 }, (err, res) => resolve({ err, res })));
+}
+
+/** Expects `code` with `field` named at the start of the details ("field: rule"). */
+async function expectRefused(method: Method, req: object, field: string, code = INVALID_ARGUMENT): Promise<void> {
+  const { err } = await call(method, req);
+  expect(err, `${method} ${JSON.stringify(req).slice(0, 200)} should fail`).not.toBeNull();
+  expect({ code: err!.code, details: err!.details }).toMatchObject({ code });
+  if (code === INVALID_ARGUMENT) expect(err!.details.startsWith(`${field}: `), `details "${err!.details}" should name ${field}`).toBe(true);
+  else expect(err!.details).toContain(field);
+}
+
+const good = (over: Partial<ScheduleRequest> = {}): ScheduleRequest => ({ queue: 'bad-input-ok', delayMs: 60_000, ...over });
+
+describe('Schedule', () => {
+  const cases: [string, ScheduleRequest, string][] = [
+    ['missing queue', good({ queue: '' }), 'queue'],
+    ['queue with bad chars', good({ queue: 'has space' }), 'queue'],
+    ['queue with a slash', good({ queue: 'a/b' }), 'queue'],
+    ['queue too long', good({ queue: 'q'.repeat(129) }), 'queue'],
+    ['bad namespace', good({ namespace: 'no:colons' }), 'namespace'],
+    ['payload over --max-payload-bytes', good({ payload: Buffer.alloc(MAX_PAYLOAD + 1, 1) }), 'payload'],
+    ['no when', { queue: 'bad-input-ok' }, 'when'],
+    ['now = false', { queue: 'bad-input-ok', now: false }, 'now'],
+    ['at_ms 11 years ahead', { queue: 'bad-input-ok', atMs: String(Date.now() + 11 * YEAR_MS) }, 'at_ms'],
+    ['at_ms 2 years ago', { queue: 'bad-input-ok', atMs: String(Date.now() - 2 * YEAR_MS) }, 'at_ms'],
+    ['delay_ms "negative" (2^64-1 as uint64)', { queue: 'bad-input-ok', delayMs: '18446744073709551615' }, 'delay_ms'],
+    ['delay_ms 11 years', { queue: 'bad-input-ok', delayMs: String(11 * YEAR_MS) }, 'delay_ms'],
+    ['priority 1001', good({ priority: 1001 }), 'priority'],
+    ['priority -1001', good({ priority: -1001 }), 'priority'],
+    ['dedupe_key too long', good({ dedupeKey: 'k'.repeat(257) }), 'dedupe_key'],
+    ['unknown delivery enum value 7', good({ delivery: 7 as unknown as ScheduleRequest['delivery'] }), 'delivery'],
+    ['retry.max_attempts 1000', good({ retry: { maxAttempts: 1000 } }), 'retry.max_attempts'],
+    ['retry.initial_backoff_ms over a day', good({ retry: { initialBackoffMs: 86_400_001 } }), 'retry.initial_backoff_ms'],
+    ['retry.max_backoff_ms below initial', good({ retry: { initialBackoffMs: 5_000, maxBackoffMs: 1_000 } }), 'retry.max_backoff_ms'],
+    ['lease_ms 10', good({ leaseMs: 10 }), 'lease_ms'],
+    ['lease_ms over an hour', good({ leaseMs: 3_600_001 }), 'lease_ms'],
+  ];
+  it.each(cases)('%s → INVALID_ARGUMENT naming the field', async (_name, req, field) => {
+    await expectRefused('schedule', req, field);
+  });
+
+  it('nothing was scheduled by the refused requests', async () => {
+    const page = await client.listRuns({ queue: 'bad-input-ok' });
+    expect(page.runs).toEqual([]);
+  });
+
+  it('the limits themselves are accepted (payload of exactly the max, queue of 128, priority ±1000)', async () => {
+    const { err, res } = await call('schedule', good({ queue: 'q'.repeat(128), payload: Buffer.alloc(MAX_PAYLOAD, 1), priority: -1000, leaseMs: 1000 }));
+    expect(err).toBeNull();
+    const r = res as { job: { id: string } };
+    await client.cancelJob(r.job.id);
+  });
+});
+
+describe('ScheduleBatch', () => {
+  it('empty → requests', async () => {
+    await expectRefused('scheduleBatch', { requests: [] }, 'requests');
+  });
+
+  it('1001 items → requests', async () => {
+    await expectRefused('scheduleBatch', { requests: Array.from({ length: 1001 }, () => good({ queue: 'batch-1001' })) }, 'requests');
+    expect((await client.listRuns({ queue: 'batch-1001' })).runs).toEqual([]);
+  });
+
+  it('one bad item names requests[3].queue, and nothing of the batch is scheduled', async () => {
+    const requests = Array.from({ length: 6 }, (_, i) => good({ queue: i === 3 ? 'bad queue' : 'batch-one-bad' }));
+    await expectRefused('scheduleBatch', { requests }, 'requests[3].queue');
+    const badWhen = Array.from({ length: 6 }, (_, i) => (i === 4 ? { queue: 'batch-one-bad' } : good({ queue: 'batch-one-bad' })));
+    await expectRefused('scheduleBatch', { requests: badWhen }, 'requests[4].when');
+    expect((await client.listRuns({ queue: 'batch-one-bad' })).runs).toEqual([]);
+  });
+});
+
+describe('reads and job commands', () => {
+  it('GetJob: empty, not a uuid → job_id; unknown uuid → NOT_FOUND', async () => {
+    await expectRefused('getJob', { jobId: '' }, 'job_id');
+    await expectRefused('getJob', { jobId: 'not-a-uuid' }, 'job_id');
+    await expectRefused('getJob', { jobId: "'; DROP TABLE jobs; --" }, 'job_id');
+    await expectRefused('getJob', { jobId: randomUUID() }, 'not found', NOT_FOUND);
+  });
+
+  it('GetRun: not numeric → run_id; unknown id → NOT_FOUND', async () => {
+    await expectRefused('getRun', { runId: '' }, 'run_id');
+    await expectRefused('getRun', { runId: 'abc' }, 'run_id');
+    await expectRefused('getRun', { runId: '-5' }, 'run_id');
+    await expectRefused('getRun', { runId: '1.5' }, 'run_id');
+    await expectRefused('getRun', { runId: '99999999999999999999' }, 'run_id');
+    await expectRefused('getRun', { runId: '987654321' }, 'not found', NOT_FOUND);
+  });
+
+  it('ListRuns: page_size 5000, bad page_token, unknown status, bad filters', async () => {
+    await expectRefused('listRuns', { pageSize: 5000 }, 'page_size');
+    await expectRefused('listRuns', { pageToken: 'xyz' }, 'page_token');
+    await expectRefused('listRuns', { pageToken: '-1' }, 'page_token');
+    await expectRefused('listRuns', { status: 99 }, 'status');
+    await expectRefused('listRuns', { jobId: 'nope' }, 'job_id');
+    await expectRefused('listRuns', { queue: 'bad queue' }, 'queue');
+    const ok = await call('listRuns', { pageSize: 1000 });
+    expect(ok.err).toBeNull();
+  });
+
+  it('CancelJob: bad ids → job_id; unknown uuid → NOT_FOUND', async () => {
+    await expectRefused('cancelJob', { jobId: '' }, 'job_id');
+    await expectRefused('cancelJob', { jobId: '1234' }, 'job_id');
+    await expectRefused('cancelJob', { jobId: randomUUID() }, 'not found', NOT_FOUND);
+  });
+
+  it('RescheduleJob: bad ids → job_id; bad when; unknown uuid → NOT_FOUND', async () => {
+    await expectRefused('rescheduleJob', { jobId: '', delayMs: 1000 }, 'job_id');
+    await expectRefused('rescheduleJob', { jobId: 'x', delayMs: 1000 }, 'job_id');
+    await expectRefused('rescheduleJob', { jobId: randomUUID() }, 'when');
+    await expectRefused('rescheduleJob', { jobId: randomUUID(), now: false }, 'now');
+    await expectRefused('rescheduleJob', { jobId: randomUUID(), atMs: String(Date.now() + 11 * YEAR_MS) }, 'at_ms');
+    await expectRefused('rescheduleJob', { jobId: randomUUID(), delayMs: 1000 }, 'not found', NOT_FOUND);
+  });
+});
+
+describe('Work stream', () => {
+  it('a first message that is not subscribe ends the stream with INVALID_ARGUMENT', async () => {
+    const wc = track(newWorkerClient(daemon!.address), 'raw worker client');
+    try {
+      const callStream = wc.work();
+      const runs: WorkResponse__Output[] = [];
+      callStream.on('data', (m: WorkResponse__Output) => runs.push(m));
+      const end = new Promise<grpc.StatusObject>((resolve) => callStream.on('status', resolve));
+      callStream.on('error', () => undefined);
+      callStream.write({ complete: { ref: { runId: '1', fence: '1', delivery: 1 } } });
+      const status = await end;
+      expect(status.code).toBe(INVALID_ARGUMENT);
+      expect(status.details).toMatch(/^subscribe: /);
+      expect(runs).toEqual([]);
+    } finally {
+      wc.close();
+      untrack(wc);
+    }
+  });
+
+  it('subscribe with no queues, a bad queue, or max_in_flight 0 → INVALID_ARGUMENT naming the field', async () => {
+    const cases: [Parameters<typeof openStream>[1], string][] = [
+      [{ queues: [] }, 'subscribe.queues'],
+      [{ queues: Array.from({ length: 65 }, (_, i) => `q${i}`) }, 'subscribe.queues'],
+      [{ queues: ['ok', 'bad queue'] }, 'subscribe.queues[1]'],
+      [{ queues: ['ok'], maxInFlight: 0 }, 'subscribe.max_in_flight'],
+      [{ queues: ['ok'], maxInFlight: 10_001 }, 'subscribe.max_in_flight'],
+      [{ queues: ['ok'], workerId: 'w'.repeat(129) }, 'subscribe.worker_id'],
+    ];
+    for (const [sub, field] of cases) {
+      const s = openStream(daemon!.address, sub);
+      const end = await s.finished;
+      untrack(s);
+      expect(end.code, JSON.stringify(sub).slice(0, 100)).toBe(INVALID_ARGUMENT);
+      expect(end.details.startsWith(`${field}: `), `details "${end.details}" should name ${field}`).toBe(true);
+    }
+  });
+
+  it('bad answers on a subscribed stream are acked with code 3 (or 5) and the stream stays open', async () => {
+    const s = openStream(daemon!.address, { queues: ['bad-answers'] });
+    try {
+      const answers: [() => boolean, number, string][] = [
+        [() => s.complete({ runId: 'abc', fence: '1', delivery: 1 }), INVALID_ARGUMENT, 'complete.ref.run_id'],
+        [() => s.complete({ runId: '', fence: '1', delivery: 1 }), INVALID_ARGUMENT, 'complete.ref.run_id'],
+        [() => s.complete({ runId: '1', fence: '0', delivery: 1 }), INVALID_ARGUMENT, 'complete.ref.fence'],
+        [() => s.complete({ runId: '1', fence: '1', delivery: 0 }), INVALID_ARGUMENT, 'complete.ref.delivery'],
+        [() => s.send({ complete: {} }), INVALID_ARGUMENT, 'complete.ref'],
+        [() => s.fail({ runId: 'x', fence: '1', delivery: 1 }, true), INVALID_ARGUMENT, 'fail.ref.run_id'],
+        [() => s.heartbeat({ runId: 'x', fence: '1', delivery: 1 }), INVALID_ARGUMENT, 'heartbeat.ref.run_id'],
+        [() => s.heartbeat({ runId: '1', fence: '1', delivery: 1 }, 2), INVALID_ARGUMENT, 'heartbeat.progress'],
+        [() => s.send({ subscribe: { queues: ['again'], maxInFlight: 1 } }), INVALID_ARGUMENT, 'msg'],
+        [() => s.complete({ runId: '987654321', fence: '1', delivery: 1 }), NOT_FOUND, 'run 987654321'],
+      ];
+      for (const [send, code, field] of answers) {
+        expect(send()).toBe(true);
+        const ack = await s.nextAck(5_000);
+        expect({ code: ack.code, message: ack.message }).toMatchObject({ code });
+        if (code === INVALID_ARGUMENT) expect(ack.message.startsWith(`${field}: `), `ack "${ack.message}" should name ${field}`).toBe(true);
+        else expect(ack.message).toContain(field);
+      }
+      expect(s.writable).toBe(true);
+    } finally {
+      await closeStream(s, true);
+    }
+  });
+});
+
+describe('after all that', () => {
+  let worker: RecordingWorker | undefined;
+  afterAll(async () => {
+    await worker?.close();
+  });
+
+  it('the daemon is alive and a run scheduled 300 ms ahead fires to a worker', async () => {
+    expect(daemon!.running).toBe(true);
+    worker = collectRuns({ address: daemon!.address, queues: ['still-alive'] });
+    const { run } = await client.schedule({ queue: 'still-alive', delayMs: 300 });
+    expect(await worker.recorder.waitForAll([run.id], 10_000)).toBe(true);
+    const [{ receivedAt }] = worker.recorder.byRun.get(run.id)!;
+    expect(receivedAt).toBeGreaterThanOrEqual(run.dueAtMs);
+    expect(daemonProblems(daemon!)).toEqual([]);
+  });
+});
+
+describe('dedupe', () => {
+  let worker: RecordingWorker | undefined;
+  afterAll(async () => {
+    await worker?.close();
+  });
+
+  it('Schedule twice with one dedupe_key: the second is deduplicated (same job), one run fires', async () => {
+    worker = collectRuns({ address: daemon!.address, queues: ['dedupe'] });
+    const a = await client.schedule({ queue: 'dedupe', delayMs: 400, dedupeKey: 'order-42' });
+    const b = await client.schedule({ queue: 'dedupe', delayMs: 100, dedupeKey: 'order-42', payload: 'other' });
+    expect(a.deduplicated).toBe(false);
+    expect(b.deduplicated).toBe(true);
+    expect(b.job.id).toBe(a.job.id);
+    expect(b.run.id).toBe(a.run.id);
+    expect(b.run.dueAtMs).toBe(a.run.dueAtMs); // the first job's, unchanged
+
+    // Same key in another namespace is another job.
+    const c = await client.schedule({ queue: 'dedupe', delayMs: 400, dedupeKey: 'order-42', namespace: 'other-ns' });
+    expect(c.deduplicated).toBe(false);
+    expect(c.job.id).not.toBe(a.job.id);
+
+    // Concurrent Schedules with one key: exactly one creates the job.
+    const racing = await Promise.all(Array.from({ length: 10 }, () => client.schedule({ queue: 'dedupe', delayMs: 400, dedupeKey: 'race-1' })));
+    expect(racing.filter((r) => !r.deduplicated)).toHaveLength(1);
+    expect(new Set(racing.map((r) => r.job.id)).size).toBe(1);
+
+    // Within one batch: the second item is deduplicated against the first.
+    const batch = await client.scheduleBatch([
+      { queue: 'dedupe', delayMs: 400, dedupeKey: 'batch-1' },
+      { queue: 'dedupe', delayMs: 400, dedupeKey: 'batch-1' },
+    ]);
+    expect(batch.map((r) => r.deduplicated)).toEqual([false, true]);
+    expect(batch[1].job.id).toBe(batch[0].job.id);
+
+    const expected = [a.run.id, c.run.id, racing[0].run.id, batch[0].run.id];
+    expect(await worker.recorder.waitForAll(expected, 10_000)).toBe(true);
+    await sleep(1_000);
+    expect(worker.recorder.distinct).toBe(4);
+    expect(worker.recorder.receipts).toHaveLength(4);
+    expect((await client.listRuns({ queue: 'dedupe' })).runs).toHaveLength(4);
+  });
+});
