@@ -1,0 +1,97 @@
+/**
+ * How results are printed: a block per trial, a table for a suite, and the
+ * one-line JSON object per rate (--json) whose keys are the bench's contract.
+ */
+import type { MachineInfo } from './machine.js';
+import { round, type LagSummary } from './stats.js';
+import type { TrialResult } from './trial.js';
+
+const f = (v: number, d = 2): string => (Number.isFinite(v) ? v.toFixed(d) : '-');
+const n = (v: number): string => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '-');
+const q = (s: LagSummary, d = 2): string => `p50 ${f(s.p50, d)}  p90 ${f(s.p90, d)}  p99 ${f(s.p99, d)}  p99.9 ${f(s.p999, d)}  max ${f(s.max, d)}`;
+
+/** Machine CPU not used by anything of the trial (other builds and tests on a shared box). */
+function otherPct(r: TrialResult): number {
+  const c = r.cpu;
+  return c.machine - c.daemon - (Number.isFinite(c.worker) ? c.worker : 0) - c.bench - c.postgresOurs - c.postgresOther - c.redis;
+}
+
+export function trialText(r: TrialResult): string {
+  const lines = [
+    `rate ${n(r.rate)}/s for ${r.seconds} s (worker: ${r.workerMode}${r.dbSettings.length ? `; database settings ${r.dbSettings.map(([k, v]) => `${k}=${v}`).join(', ')}` : ''})`,
+    `  scheduled ${n(r.scheduled)}  fired ${n(r.fired)}  lost ${n(r.lost)}  duplicates ${n(r.duplicates)}  early ${n(r.early)}   (in Postgres at the end: ${Object.entries(r.dbStatus).map(([k, v]) => `${k} ${n(v)}`).join(', ') || '-'})`,
+    `  lag ms (worker receipt - due_at): ${q(r.lag)}  (>10 ms: ${f(r.over10ms * 100, 3)}%, >50 ms: ${f(r.over50ms * 100, 3)}%)`,
+    `  fires/s ${f(r.firesPerS, 1)}   ingest ${n(r.ingestPerS)} runs/s (${r.ingestHeadroomMs >= 0 ? `${n(r.ingestHeadroomMs)} ms to spare` : `ran ${f(-r.ingestHeadroomMs / 1000, 1)} s into the fire phase`}${r.scheduledLate ? `, ${n(r.scheduledLate)} acked after due` : ''})   daemon peak RSS ${f(r.daemonRssMb, 1)} MB (VmHWM ${f(r.daemonHwmMb, 1)} MB)`,
+    `  stages ms, from the worker's side (fired_at is the daemon's recorded fire time, whole ms):`,
+    `    to fired_at   (fired_at - due: timer, + pool wait if recorded) ${q(r.breakdown.timer, 1)}`,
+    `    to worker     (arrival - fired_at: claim, hand-off, gRPC)      ${q(r.breakdown.firedToWorker)}`,
+    `    in worker     (handler - arrival)                              ${q(r.breakdown.workerQueue, 3)}`,
+    `  CPU over the ${f(r.fireSeconds, 1)} s fire phase, % of one core: daemon ${f(r.cpu.daemon, 0)}, worker ${Number.isFinite(r.cpu.worker) ? f(r.cpu.worker, 0) : '(in bench)'}, bench ${f(r.cpu.bench, 0)}, postgres ${f(r.cpu.postgresOurs, 0)} (+${f(r.cpu.postgresOther, 0)} other pg), redis ${f(r.cpu.redis, 0)}, machine ${f(r.cpu.machine, 0)} (other processes ${f(otherPct(r), 0)}; before the trial ${f(r.backgroundPct, 0)})`,
+  ];
+  if (r.pgActivity) {
+    const a = r.pgActivity;
+    const perRun = r.fired > 0 && r.fireSeconds > 0 ? (a.commitsPerS * r.fireSeconds) / r.fired : NaN;
+    lines.push(`  Postgres (bench database) over the fire phase: ${n(a.commitsPerS)} commits/s (${f(perRun, 2)} per run received), ${n(a.updatedPerS)} rows updated/s`);
+  }
+  if (r.profile) {
+    const p = r.profile;
+    const h = (name: string, b: typeof p.timerLag): string =>
+      b ? `    ${name}: n ${n(b.count)}, p50 ≤ ${b.p50}, p90 ≤ ${b.p90}, p99 ≤ ${b.p99}, p99.9 ≤ ${b.p999} ms; ≤1 ms ${f(b.under1ms * 100, 1)}%, ≤10 ms ${f(b.under10ms * 100, 1)}%` : `    ${name}: -`;
+    lines.push(
+      '  daemon metrics over the fire phase (histogram bucket bounds):',
+      h('timelane_timer_lag_ms (timer fired - due)', p.timerLag),
+      h('timelane_fire_lag_ms  (claim returned - due)', p.fireLag),
+      `    event loop delay p99 ${f(p.eventLoopP99Ms)} ms, max ${f(p.eventLoopMaxMs)} ms; ready backlog at end ${n(p.readyBacklogAtEnd)}; claim misses ${n(p.claimMisses)}`,
+    );
+  }
+  if (r.profile && r.timeline.length) {
+    lines.push('  lag by second of due time (runs received, p50 / p99 ms):');
+    for (let i = 0; i < r.timeline.length; i += 5) {
+      lines.push('    ' + r.timeline.slice(i, i + 5).map((t) => `${String(t.second).padStart(3)}s ${String(t.runs).padStart(5)} ${f(t.p50, 1).padStart(7)}/${f(t.p99, 1).padEnd(7)}`).join(' '));
+    }
+  }
+  if (r.workerErrors) lines.push(`  worker stream errors: ${r.workerErrors}`);
+  if (r.daemonWarnings.length) lines.push(`  daemon warnings: ${r.daemonWarnings.length} (first: ${r.daemonWarnings.slice(0, 3).join(' | ')})`);
+  return lines.join('\n');
+}
+
+export function suiteTable(results: TrialResult[]): string {
+  const head = ['rate/s', 'scheduled', 'fired', 'lost', 'dup', 'early', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'fires/s', 'ingest/s', 'RSS MB'];
+  const rows = results.map((r) => [
+    n(r.rate),
+    n(r.scheduled),
+    n(r.fired),
+    n(r.lost),
+    n(r.duplicates),
+    n(r.early),
+    f(r.lag.p50),
+    f(r.lag.p90),
+    f(r.lag.p99),
+    f(r.lag.p999),
+    f(r.lag.max),
+    f(r.firesPerS, 0),
+    n(r.ingestPerS),
+    f(r.daemonRssMb, 0),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const line = (cells: string[]): string => '| ' + cells.map((c, i) => c.padStart(widths[i])).join(' | ') + ' |';
+  return [line(head), '|' + widths.map((w) => '-'.repeat(w + 1) + ':').join('|') + '|', ...rows.map(line)].join('\n');
+}
+
+export function trialJson(r: TrialResult, machine: MachineInfo): string {
+  return JSON.stringify({
+    rate: r.rate,
+    seconds: r.seconds,
+    scheduled: r.scheduled,
+    fired: r.fired,
+    lost: r.lost,
+    duplicates: r.duplicates,
+    early: r.early,
+    lag_ms: { p50: round(r.lag.p50, 3), p90: round(r.lag.p90, 3), p99: round(r.lag.p99, 3), p999: round(r.lag.p999, 3), max: round(r.lag.max, 3) },
+    fires_per_s: round(r.firesPerS, 1),
+    daemon_rss_mb: round(r.daemonRssMb, 1),
+    ingest_per_s: round(r.ingestPerS, 0),
+    worker: r.workerMode,
+    machine,
+  });
+}

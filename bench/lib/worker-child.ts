@@ -1,0 +1,62 @@
+/**
+ * The bench's worker in a process of its own (`--worker child`), so that
+ * receiving and answering runs does not share an event loop with the bench's
+ * bookkeeping. Started by bench/lib/workers.ts with fork().
+ *
+ * argv: <address> <queues, comma-separated> <concurrency>
+ * IPC out: {t:'r', d:number[]} receipts (flat, RECEIPT_WIDTH per run) every
+ * 50 ms; {t:'flushed'} after a {t:'flush'}; {t:'error', m} on stream errors.
+ * IPC in: {t:'flush'} | {t:'close'} (closes the worker and exits).
+ * It also exits when the parent goes away (IPC disconnect).
+ */
+import { createWorker } from '../../clients/worker.js';
+import { wallNowMs } from '../../clients/clock.js';
+
+type ParentMessage = { t: 'flush' } | { t: 'close' };
+
+const [address, queueList, concurrencyText] = process.argv.slice(2);
+if (!address || !queueList || !process.send) {
+  process.stderr.write('worker-child: started without an address, queues or an IPC channel\n');
+  process.exit(2);
+}
+
+let pending: number[] = [];
+const send = (msg: object): void => {
+  if (process.connected) process.send?.(msg);
+};
+const flush = (): void => {
+  if (pending.length === 0) return;
+  const d = pending;
+  pending = [];
+  send({ t: 'r', d });
+};
+
+const worker = createWorker({
+  address,
+  queues: queueList.split(','),
+  concurrency: Number(concurrencyText) || 1000,
+  workerId: `bench-child-${process.pid}`,
+  handler: (run) => {
+    pending.push(Number(run.runId), run.dueAtMs, run.firedAtMs, run.receivedAtMs, wallNowMs());
+  },
+  onError: (err) => send({ t: 'error', m: err.message }),
+});
+
+const timer = setInterval(flush, 50);
+
+async function close(): Promise<void> {
+  clearInterval(timer);
+  await worker.close(5_000);
+  flush();
+  process.disconnect?.();
+  process.exit(0);
+}
+
+process.on('message', (msg: ParentMessage) => {
+  if (msg.t === 'flush') {
+    flush();
+    send({ t: 'flushed' });
+  } else if (msg.t === 'close') void close();
+});
+process.on('disconnect', () => process.exit(0));
+send({ t: 'ready' });
