@@ -13,8 +13,9 @@
  *   crash     kill -9 of the victim (most shards, ties b) at t0 + --steady;
  *             its shards and fences come from ListShards just before, the
  *             Redis PTTLs of its member record and leases right after
- *   handoff   once the survivors own everything: --moves MoveShard calls,
- *             one at a time, alternating between the survivors
+ *   handoff   once the survivors own everything and kill + TTL + 5 s has
+ *             passed: --moves MoveShard calls, one every --move-every s,
+ *             alternating between the survivors
  *   drain     until every run that can still arrive did (or last due + --grace)
  *   teardown  worker, clients, daemons, Redis keys, database (Resources),
  *             also on error, Ctrl-C and past --budget

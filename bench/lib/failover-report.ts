@@ -3,7 +3,7 @@
  * one JSON object whose keys are the bench's contract:
  * daemons, rate, lease_ttl_ms, takeover_gap_ms, handoff_gap_ms,
  * lag_ms_steady {p50, p99}, lag_ms_takeover {p99, max}, lost, duplicates
- * (plus the extra fields documented in bench/FAILOVER.md).
+ * (plus the extra fields documented in the "Failover" section of bench/README.md).
  */
 import type { MachineInfo } from './machine.js';
 import { round, type LagSummary } from './stats.js';
