@@ -40,6 +40,8 @@ export interface DaemonConfig {
   windowMs: number;
   /** Most runs kept in memory across all shards (back-pressure shrinks the window). */
   maxInWindow: number;
+  /** Claim runs this long before due (released to workers exactly at due); 0 claims at due. */
+  claimAheadMs: number;
   /** How often the loader extends the window, in ms. */
   loadIntervalMs: number;
   /** How often the repair scan re-reads the loaded window, in ms. */
@@ -83,8 +85,9 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'leaseTtlMs', flag: '--lease-ttl-ms <ms>', env: 'TIMELANE_LEASE_TTL_MS', description: 'shard lease TTL', default: 3000 },
   { key: 'windowMs', flag: '--window-ms <ms>', env: 'TIMELANE_WINDOW_MS', description: 'fast-lane window W: runs due within it are held in memory', default: 30_000 },
   { key: 'maxInWindow', flag: '--max-in-window <n>', env: 'TIMELANE_MAX_IN_WINDOW', description: 'most runs held in memory (the window shrinks past it)', default: 1_000_000 },
+  { key: 'claimAheadMs', flag: '--claim-ahead-ms <ms>', env: 'TIMELANE_CLAIM_AHEAD_MS', description: 'claim runs this long before due, release them to workers exactly at due (takes the claim off the critical path); 0 claims at due', default: 20 },
   { key: 'loadIntervalMs', flag: '--load-interval-ms <ms>', env: 'TIMELANE_LOAD_INTERVAL_MS', description: 'how often the loader extends the window', default: 1000 },
-  { key: 'repairIntervalMs', flag: '--repair-interval-ms <ms>', env: 'TIMELANE_REPAIR_INTERVAL_MS', description: 'how often the repair scan re-reads the loaded window', default: 10_000 },
+  { key: 'repairIntervalMs', flag: '--repair-interval-ms <ms>', env: 'TIMELANE_REPAIR_INTERVAL_MS', description: 'how often the repair scan re-reads the loaded window (also runs after LISTEN reconnects and shard acquisitions)', default: 30_000 },
   { key: 'reapIntervalMs', flag: '--reap-interval-ms <ms>', env: 'TIMELANE_REAP_INTERVAL_MS', description: 'how often expired delivery leases are redelivered', default: 1000 },
   { key: 'defaultRunLeaseMs', flag: '--default-run-lease-ms <ms>', env: 'TIMELANE_DEFAULT_RUN_LEASE_MS', description: 'delivery lease of a fired run when the job sets none', default: 30_000 },
   { key: 'maxPayloadBytes', flag: '--max-payload-bytes <n>', env: 'TIMELANE_MAX_PAYLOAD_BYTES', description: 'largest accepted payload', default: 262_144 },
@@ -99,6 +102,7 @@ const NUMERIC_LIMITS: Partial<Record<keyof DaemonConfig, [number, number]>> = {
   windowMs: [1_000, 3_600_000],
   maxInWindow: [1_000, 50_000_000],
   loadIntervalMs: [50, 60_000],
+  claimAheadMs: [0, 1_000],
   repairIntervalMs: [100, 600_000],
   reapIntervalMs: [50, 60_000],
   membershipIntervalMs: [100, 60_000],

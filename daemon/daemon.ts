@@ -26,8 +26,10 @@ import { RedisLeaseBackend } from './coord/redis-lease.js';
 import { PostgresLeaseBackend } from './coord/pg-lease.js';
 import type { LeaseBackend } from './coord/lease.js';
 import { DeliveryHub } from './dispatch/delivery-hub.js';
-import { Claimer } from './dispatch/claimer.js';
+import { Claimer, MAX_CLAIMS_IN_FLIGHT } from './dispatch/claimer.js';
 import { RedeliveryReaper } from './dispatch/redelivery.js';
+import { ReleaseGate } from './dispatch/release-gate.js';
+import { CompleteBatcher } from './dispatch/complete-batcher.js';
 import { SchedulingService } from './scheduling/scheduling-service.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import type { ApiContext } from './grpc/context.js';
@@ -43,18 +45,22 @@ import { ClusterOperations } from './cluster/operations.js';
 import { assignShards } from './cluster/assignment.js';
 
 const SKEW_EVERY_MS = 5_000;
+const ANSWER_POOL_SIZE = 4;
 
 export class Daemon {
   readonly log: Logger;
   readonly metrics = new Metrics();
   private readonly clock: Clock = systemClock;
   private db!: Db;
+  private claimDb!: Db;
+  private answerDb!: Db;
   private redis: Redis | null = null;
   private backend!: LeaseBackend;
   private shardCount = 0;
   private startedAtMs = 0;
 
   fastLane!: FastLane;
+  private releaseGate!: ReleaseGate;
   loader!: WindowLoader;
   leases!: ShardLeaseManager;
   hub!: DeliveryHub;
@@ -84,18 +90,32 @@ export class Daemon {
     const dbOpts = { url: cfg.databaseUrl, schema: cfg.databaseSchema, poolSize: cfg.databasePoolSize };
     if (cfg.migrateOnStart) await migrate(dbOpts, cfg.shardCount);
     this.db = createPool(dbOpts);
+    // Claims get connections of their own, so a fire never queues behind ingest or answers.
+    this.claimDb = createPool({ ...dbOpts, poolSize: MAX_CLAIMS_IN_FLIGHT + 1 });
+    // Worker answers commit asynchronously: one lost in a Postgres crash only means a redelivery.
+    this.answerDb = createPool({ ...dbOpts, poolSize: ANSWER_POOL_SIZE, synchronousCommit: false });
     ({ shardCount: this.shardCount } = await checkSchema(this.db, cfg.databaseSchema));
 
     this.backend = this.createBackend();
     // A run that waited for worker credit gets its lease restarted as it is handed out.
     this.hub = new DeliveryHub(undefined, (run) =>
-      heartbeatRun(this.db, { runId: run.id, fence: run.fence, deliveries: run.deliveries }, null, null).catch((err: unknown) => {
+      heartbeatRun(this.answerDb, { runId: run.id, fence: run.fence, deliveries: run.deliveries }, null, null).catch((err: unknown) => {
         if (err instanceof TimelaneError && err.kind === 'failed_precondition') return null; // superseded meanwhile
         throw err;
       }),
     );
+    this.releaseGate = new ReleaseGate(this.clock, (run) => {
+      this.metrics.fireLag.observe(Math.max(0, this.clock.wallNow() - run.due_at_ms));
+      this.hub.deliver(run);
+    });
     this.fastLane = new FastLane({
       clock: this.clock,
+      // Claims go out between claimAheadMs and claimAheadMs/2 before due, in
+      // buckets: runs due within half the lead share one statement.
+      leadMs: cfg.claimAheadMs / 2,
+      gatherMs: cfg.claimAheadMs / 2,
+      // With a lead, precision is the release gate's job: this lane need not spin.
+      earlyMs: cfg.claimAheadMs > 0 ? 0 : undefined,
       onFire: (entries, firedAt) => this.claimer.fire(entries, firedAt),
       onClockStep: (delta) => {
         this.metrics.clockSteps.inc();
@@ -123,20 +143,22 @@ export class Daemon {
             this.log.warn({ shard, reason }, 'shard dropped');
             this.metrics.shardsLost.inc({ reason });
           }
+          // Runs already claimed under our fence (parked for worker credit) are still
+          // delivered: the new owner sees them as fired and will not fire them again.
           this.loader.removeShard(shard);
-          this.hub.dropShard(shard);
         },
         onReleased: (shard) => this.cluster?.announceRelease(shard),
       },
     );
     this.claimer = new Claimer({
-      db: this.db,
+      db: this.claimDb,
       fences: this.leases,
-      deliver: (run) => this.hub.deliver(run),
+      deliver: (run) => this.releaseGate.admit(run),
       reoffer: (run) => this.loader.offer(run),
       metrics: this.metrics,
       log: this.log,
       wallNow: () => this.clock.wallNow(),
+      claimAheadMs: cfg.claimAheadMs,
     });
     this.reaper = new RedeliveryReaper(
       this.db,
@@ -169,6 +191,7 @@ export class Daemon {
     this.grpc = await startGrpcServer(this.apiContext(), cfg.grpcAddress);
     if (cfg.metricsAddress) this.metricsServer = await serveMetrics(this.metrics, cfg.metricsAddress);
 
+    this.releaseGate.start();
     this.fastLane.start();
     this.loader.start();
     this.listener.start();
@@ -213,6 +236,7 @@ export class Daemon {
     if (this.gaugeTimer) clearInterval(this.gaugeTimer);
     await this.cluster?.leave();
     this.fastLane?.stop();
+    this.releaseGate?.stop();
     await this.leases?.stop();
     await this.cluster?.close();
     await this.loader?.stop();
@@ -222,7 +246,7 @@ export class Daemon {
     if (this.metricsServer) await new Promise<void>((r) => this.metricsServer?.close(() => r()));
     await this.backend?.close();
     this.redis?.disconnect();
-    await this.db?.end().catch(() => undefined);
+    await Promise.all([this.db, this.claimDb, this.answerDb].map((p) => p?.end().catch(() => undefined)));
     this.log.info('timelane daemon stopped');
   }
 
@@ -275,6 +299,8 @@ export class Daemon {
     return {
       ops: () => (this.cluster ? new ClusterOperations(this.db, this.cluster, this.shardCount) : null),
       db: this.db,
+      answerDb: this.answerDb,
+      completions: new CompleteBatcher(this.answerDb),
       log: this.log,
       metrics: this.metrics,
       limits: { maxPayloadBytes: this.config.maxPayloadBytes, defaultLeaseMs: this.config.defaultRunLeaseMs },
@@ -284,7 +310,7 @@ export class Daemon {
       forgetRun: (runId) => void this.fastLane.cancel(runId),
       routeRun: (run) => this.routeRun(run),
       expireDeliveries: async (refs) => {
-        await query(this.db, EXPIRE_DELIVERIES, [refs.map((r) => r.runId), refs.map((r) => r.fence), refs.map((r) => r.deliveries)]);
+        await query(this.answerDb, EXPIRE_DELIVERIES, [refs.map((r) => r.runId), refs.map((r) => r.fence), refs.map((r) => r.deliveries)]);
         this.reaper.kick();
       },
       listShards: () => this.listShards(),

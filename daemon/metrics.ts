@@ -11,7 +11,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly fireLag = new Histogram({
     name: 'timelane_fire_lag_ms',
-    help: 'Claimed run handed to delivery minus its due time, in ms',
+    help: 'Claimed run released to delivery minus its due time, in ms',
     buckets: LAG_BUCKETS_MS,
     registers: [this.registry],
   });

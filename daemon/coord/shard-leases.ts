@@ -12,7 +12,7 @@ import type { LeaseBackend, ShardLease } from './lease.js';
  * Per shard:  wanted ──acquire──▶ acquiring ──lease──▶ held ──▶ lost | released
  *                 ▲                   │ null / timeout          │
  *                 └───────────────────┴─────────────────────────┘ (still desired: retried)
- * - wanted: in the desired set, not held; tried every ~ttl/4 (jittered), at
+ * - wanted: in the desired set, not held; tried every min(ttl/4, 150 ms) (jittered), at
  *   most `acquireConcurrency` attempts at once, or at once via acquireNow().
  * - held: `onAcquired` was called; extended every ttl/3, all shards in parallel.
  * - lost: the first failed (or timed-out) extend, validity on the monotonic
@@ -40,7 +40,7 @@ import type { LeaseBackend, ShardLease } from './lease.js';
  */
 
 export interface ShardLeaseManagerOptions {
-  /** Lease time-to-live in ms. Renewal runs every ttl/3, acquire attempts every ~ttl/4. */
+  /** Lease time-to-live in ms. Renewal runs every ttl/3, acquire attempts every min(ttl/4, 150 ms). */
   ttlMs: number;
   log: Logger;
   /**
@@ -69,6 +69,7 @@ export const LOST_EXPIRED = 'lease expired before renewal';
 export const LOST_HOOK_FAILED = 'onAcquired failed';
 
 const TIMEOUT: unique symbol = Symbol('timeout');
+const ACQUIRE_RETRY_MAX_MS = 150;
 
 export class ShardLeaseManager {
   private readonly ttlMs: number;
@@ -192,7 +193,9 @@ export class ShardLeaseManager {
 
   private scheduleAcquireTick(): void {
     if (!this.running) return;
-    const delay = (this.ttlMs / 4) * (0.8 + Math.random() * 0.4);
+    // Wanted shards are retried often (at most every 150 ms): after a crash the
+    // takeover gap is the dead owner's remaining lease plus this period.
+    const delay = Math.min(this.ttlMs / 4, ACQUIRE_RETRY_MAX_MS) * (0.8 + Math.random() * 0.4);
     this.acquireTimer = setTimeout(() => {
       void this.acquireNow();
       this.scheduleAcquireTick();

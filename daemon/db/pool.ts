@@ -11,6 +11,12 @@ export interface DbOptions {
   schema: string;
   /** Pool size. @defaultValue 16 */
   poolSize?: number;
+  /**
+   * `synchronous_commit` for this pool's sessions. Off only where a commit
+   * lost in a Postgres crash is harmless (worker answers: the run is then
+   * redelivered or stays fired). @defaultValue true
+   */
+  synchronousCommit?: boolean;
 }
 
 export type Db = pg.Pool;
@@ -27,7 +33,7 @@ export function clientConfig(opts: DbOptions): pg.ClientConfig {
   assertSchemaName(opts.schema);
   return {
     connectionString: opts.url,
-    options: `-c search_path=${opts.schema},public`,
+    options: `-c search_path=${opts.schema},public${opts.synchronousCommit === false ? ' -c synchronous_commit=off' : ''}`,
     connectionTimeoutMillis: 5_000,
     keepAlive: true,
   };

@@ -6,7 +6,7 @@
  */
 import type { Db } from '../db/pool.js';
 import { query } from '../db/pool.js';
-import { COMPLETE_RUN, DESCRIBE_DELIVERY, FAIL_RUN, HEARTBEAT_RUN, SELECT_RETRY_POLICY } from '../db/queries/dispatch.js';
+import { COMPLETE_RUNS, DESCRIBE_DELIVERY, FAIL_RUN, HEARTBEAT_RUN, SELECT_RETRY_POLICY } from '../db/queries/dispatch.js';
 import { failedPrecondition, notFound } from '../errors.js';
 import type { DeliveryIdentity } from './delivery-hub.js';
 import { backoffMs } from './backoff.js';
@@ -18,8 +18,15 @@ export interface FailOutcome {
 }
 
 export async function completeRun(db: Db, d: DeliveryIdentity): Promise<void> {
-  const { rowCount } = await query(db, COMPLETE_RUN, [d.runId, d.fence, d.deliveries]);
-  if (rowCount === 0) await refuse(db, d);
+  const [err] = await completeRuns(db, [d]);
+  if (err) throw err;
+}
+
+/** Completes many deliveries in one statement; per delivery, null or the refusal. */
+export async function completeRuns(db: Db, ds: readonly DeliveryIdentity[]): Promise<(Error | null)[]> {
+  const { rows } = await query<{ id: number }>(db, COMPLETE_RUNS, [ds.map((d) => d.runId), ds.map((d) => d.fence), ds.map((d) => d.deliveries)]);
+  const done = new Set(rows.map((r) => r.id));
+  return Promise.all(ds.map((d) => (done.has(d.runId) ? null : refuse(db, d).catch((err: Error) => err))));
 }
 
 export async function failRun(db: Db, d: DeliveryIdentity, retryable: boolean, message: string): Promise<FailOutcome> {

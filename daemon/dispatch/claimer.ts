@@ -27,7 +27,9 @@ export interface ShardFences {
 }
 
 export interface ClaimDeps {
+  /** The claim pool: MAX_CLAIMS_IN_FLIGHT + 1 connections, used for nothing else. */
   db: Db;
+  /** Takes what the claim returned (the release gate: handed out at due time). */
   fences: ShardFences;
   deliver: (run: FiredRunRow) => void;
   /** Puts runs back in the window (they are still scheduled). */
@@ -35,12 +37,27 @@ export interface ClaimDeps {
   metrics: Metrics;
   log: Logger;
   wallNow: () => number;
+  /** The window lane fires at most this long before due; the claim accepts runs due within it. @defaultValue 0 */
+  claimAheadMs?: number;
 }
 
 const RETRY_AFTER_ERROR_MS = 250;
 
+/**
+ * Claims in flight at once. Runs that come due while they are busy wait in one
+ * pending batch and go out together as soon as one returns: under load the
+ * claim batches itself, and a claim never queues behind another for a
+ * connection (the claim pool has this many).
+ */
+export const MAX_CLAIMS_IN_FLIGHT = 2;
+
 export class Claimer {
   private inFlight = 0;
+  /** Runs popped from the heap, waiting for a claim slot; by run id. */
+  private pending = new Map<number, NearDueRun>();
+  private pendingFiredAt = 0;
+  /** Runs inside a claim right now: a re-offer of one of them fires nothing new. */
+  private readonly claiming = new Set<number>();
 
   constructor(private readonly deps: ClaimDeps) {}
 
@@ -50,27 +67,48 @@ export class Claimer {
 
   /** Called from the timer with everything due now. Must stay cheap: the write is async. */
   fire(entries: readonly NearDueRun[], firedAtWallMs: number): void {
-    const ids: number[] = [];
-    const shardSet = new Map<number, number>();
-    const runs: NearDueRun[] = [];
     for (const e of entries) {
+      if (this.claiming.has(e.runId)) continue;
       const fence = this.deps.fences.fenceOf(e.shard);
       if (fence === undefined) continue;
       if (!this.deps.fences.isValid(e.shard)) {
         this.deps.fences.drop(e.shard, 'lease validity lapsed');
         continue;
       }
-      this.deps.metrics.timerLag.observe(Math.max(0, firedAtWallMs - e.dueAtMs));
-      ids.push(e.runId);
-      shardSet.set(e.shard, fence);
-      runs.push(e);
+      // Measured against the latest moment the lane should have fired it.
+      this.deps.metrics.timerLag.observe(Math.max(0, firedAtWallMs - (e.dueAtMs - (this.deps.claimAheadMs ?? 0) / 2)));
+      this.pending.set(e.runId, e);
     }
-    if (ids.length === 0) return;
-    this.inFlight++;
-    void this.claim(ids, shardSet, runs, firedAtWallMs).finally(() => this.inFlight--);
+    this.pendingFiredAt = Math.max(this.pendingFiredAt, firedAtWallMs);
+    this.flush();
   }
 
-  private async claim(ids: number[], fences: Map<number, number>, runs: NearDueRun[], firedAtWallMs: number): Promise<void> {
+  private flush(): void {
+    if (this.pending.size === 0 || this.inFlight >= MAX_CLAIMS_IN_FLIGHT) return;
+    const runs = [...this.pending.values()];
+    const firedAt = this.pendingFiredAt;
+    this.pending = new Map();
+    // Fences are read now, not at pop time: a shard dropped meanwhile fires nothing.
+    const fences = new Map<number, number>();
+    const batch: NearDueRun[] = [];
+    for (const r of runs) {
+      const fence = this.deps.fences.fenceOf(r.shard);
+      if (fence === undefined) continue;
+      fences.set(r.shard, fence);
+      batch.push(r);
+      this.claiming.add(r.runId);
+    }
+    if (batch.length === 0) return;
+    this.inFlight++;
+    void this.claim(batch, fences, firedAt).finally(() => {
+      this.inFlight--;
+      for (const r of batch) this.claiming.delete(r.runId);
+      this.flush();
+    });
+  }
+
+  private async claim(runs: NearDueRun[], fences: Map<number, number>, firedAtWallMs: number): Promise<void> {
+    const ids = runs.map((r) => r.runId);
     const shards = [...fences.keys()];
     let claimed: FiredRunRow[];
     try {
@@ -78,22 +116,21 @@ export class Claimer {
       // pool (or for Postgres to come back) shows in the recorded lag.
       ({ rows: claimed } = await withClient(this.deps.db, (c) => {
         const at = Math.floor(Math.max(firedAtWallMs, this.deps.wallNow()));
-        return query<FiredRunRow>(c, CLAIM_RUNS, [ids, shards, shards.map((s) => fences.get(s)), at]);
+        return query<FiredRunRow>(c, CLAIM_RUNS, [ids, shards, shards.map((s) => fences.get(s)), at, this.deps.claimAheadMs ?? 0]);
       }));
     } catch (err) {
       this.deps.log.warn({ err: String(err), runs: ids.length }, 'claim failed; runs go back to the window');
       setTimeout(() => runs.forEach((r) => this.deps.reoffer(r)), RETRY_AFTER_ERROR_MS);
       return;
     }
-    const now = this.deps.wallNow();
     for (const run of claimed) {
       this.deps.metrics.fired.inc();
-      this.deps.metrics.fireLag.observe(Math.max(0, now - run.due_at_ms));
       this.deps.deliver(run);
     }
     if (claimed.length < ids.length) {
       const got = new Set(claimed.map((r) => r.id));
-      await this.explainMisses(runs.filter((r) => !got.has(r.runId)), fences).catch((err: unknown) =>
+      // Detached: the claim slot is free for the next batch meanwhile.
+      void this.explainMisses(runs.filter((r) => !got.has(r.runId)), fences).catch((err: unknown) =>
         this.deps.log.warn({ err: String(err) }, 'could not check claim misses'),
       );
     }

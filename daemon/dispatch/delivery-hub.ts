@@ -123,18 +123,6 @@ export class DeliveryHub {
     return this.streams.get(streamId)?.inFlight.has(runId) ?? false;
   }
 
-  /** Drops every parked run of a shard (it was lost: the new owner redelivers). */
-  dropShard(shard: number): void {
-    for (const q of this.ready.values()) {
-      for (const [id, run] of q) {
-        if (run.shard === shard) {
-          q.delete(id);
-          this.readyCount--;
-        }
-      }
-    }
-  }
-
   /** Removes any older copy of the run; returns the streams whose credit that freed. */
   private forget(runId: number): StreamState[] {
     for (const q of this.ready.values()) if (q.delete(runId)) this.readyCount--;

@@ -43,6 +43,10 @@ export interface FastLaneOptions {
   };
   /** Told after the heap was re-based for a wall-clock step of `deltaMs`. */
   onClockStep?: (deltaMs: number) => void;
+  /** Fire this many ms before each run's due time (the claim-ahead lane). @defaultValue 0 */
+  leadMs?: number;
+  /** Fire runs in buckets: each fire also takes runs up to this many ms later (must be ≤ leadMs). @defaultValue 0 */
+  gatherMs?: number;
 }
 
 export interface OfferedRun {
@@ -63,20 +67,24 @@ export class FastLane {
   private readonly onFire: FastLaneOptions['onFire'];
   private readonly onClockStep: FastLaneOptions['onClockStep'];
   private state: LaneState = 'idle';
+  private readonly leadMs: number;
+  private readonly gatherMs: number;
 
   constructor(opts: FastLaneOptions) {
     this.clock = opts.clock ?? systemClock;
     this.onFire = opts.onFire;
     this.onClockStep = opts.onClockStep;
+    this.leadMs = opts.leadMs ?? 0;
+    this.gatherMs = Math.min(opts.gatherMs ?? 0, this.leadMs);
     this.watch = new ClockWatch(this.clock, { ...opts.clockWatch, onStep: (delta) => this.rebase(delta) });
-    this.timer = new FireTimer(this.clock, this.heap, (due) => this.fire(due), { earlyMs: opts.earlyMs });
+    this.timer = new FireTimer(this.clock, this.heap, (due) => this.fire(due), { earlyMs: opts.earlyMs, gatherMs: this.gatherMs });
   }
 
   /** Adds or reschedules a run (same runId, new due time replaces it). */
   offer(run: OfferedRun): void {
     if (!Number.isFinite(run.dueAtMs)) throw new RangeError(`offer: dueAtMs must be finite, got ${run.dueAtMs}`);
     if (this.state === 'stopped') return;
-    this.heap.push({ ...run, deadline: this.watch.toDeadline(run.dueAtMs) });
+    this.heap.push({ ...run, deadline: this.watch.toDeadline(run.dueAtMs - this.leadMs) });
     if (this.state === 'running') this.timer.poke();
   }
 
@@ -128,7 +136,7 @@ export class FastLane {
   }
 
   private rebase(deltaMs: number): void {
-    this.heap.rebase((e) => this.watch.toDeadline(e.dueAtMs));
+    this.heap.rebase((e) => this.watch.toDeadline(e.dueAtMs - this.leadMs));
     // Deadlines may have moved later, which a poke (earlier-only) cannot follow.
     if (this.state === 'running') this.timer.reset();
     this.onClockStep?.(deltaMs);
@@ -137,14 +145,15 @@ export class FastLane {
   private fire(due: WindowEntry[]): void {
     const wall = this.clock.wallNow();
     let ready = due;
-    if (due.some((e) => e.dueAtMs > wall)) {
-      ready = due.filter((e) => e.dueAtMs <= wall);
-      const early = due.filter((e) => e.dueAtMs > wall);
+    const lead = this.leadMs + this.gatherMs; // how early a run may leave this lane
+    if (due.some((e) => e.dueAtMs - lead > wall)) {
+      ready = due.filter((e) => e.dueAtMs - lead <= wall);
+      const early = due.filter((e) => e.dueAtMs - lead > wall);
       // The wall clock went back under us. Give the watch a chance to see it
       // as a step (re-basing everything else), then hold these few back by
       // exactly the wall time they still lack. The timer re-arms after we return.
       this.watch.check();
-      for (const e of early) this.heap.push({ ...e, deadline: this.watch.freshDeadline(e.dueAtMs) });
+      for (const e of early) this.heap.push({ ...e, deadline: this.watch.freshDeadline(e.dueAtMs - lead) });
     }
     if (ready.length > 0) this.onFire(ready, wall);
   }

@@ -9,9 +9,14 @@ import type { Limits } from './validate.js';
 import type { Member } from '../../proto/gen/timelane/v1/Member.js';
 import type { ShardInfo } from '../../proto/gen/timelane/v1/ShardInfo.js';
 import type { ClusterOperations } from '../cluster/operations.js';
+import type { CompleteBatcher } from '../dispatch/complete-batcher.js';
 
 export interface ApiContext {
   db: Db;
+  /** Pool for worker answers (asynchronous commit). */
+  answerDb: Db;
+  /** Completes, batched into one statement per event-loop turn. */
+  completions: CompleteBatcher;
   log: Logger;
   metrics: Metrics;
   limits: Limits;

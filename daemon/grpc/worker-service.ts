@@ -14,7 +14,7 @@ import { toStatus } from './status.js';
 import { deliveredToWire } from './convert.js';
 import * as v from './validate.js';
 import type { DeliveryRefInput } from './validate.js';
-import { completeRun, failRun, heartbeatRun } from '../dispatch/answers.js';
+import { failRun, heartbeatRun } from '../dispatch/answers.js';
 import { invalidArgument } from '../errors.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 
@@ -85,18 +85,15 @@ function serveStream(ctx: ApiContext, call: Stream): void {
 /** Handles one Complete/Fail/Heartbeat; always answers with an Ack. */
 function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack: (a: Ack) => void): void {
   let runIdText = '';
+  // A Complete/Fail frees the stream's credit as it arrives: the worker is done
+  // with the run whatever the write's outcome, and credit must not wait on it.
   const done = (p: Promise<Partial<Ack>>, settles: boolean, ref: DeliveryRefInput): void => {
+    if (settles) ctx.hub.settle(streamId, ref.runId, ref);
     p.then(
-      (extra) => {
-        if (settles) ctx.hub.settle(streamId, ref.runId, ref);
-        ack({ runId: runIdText, code: Status.OK, message: '', ...extra });
-      },
+      (extra) => ack({ runId: runIdText, code: Status.OK, message: '', ...extra }),
       (err: unknown) => {
         const s = toStatus(err, ctx.log);
-        if (s.code === Status.FAILED_PRECONDITION || s.code === Status.NOT_FOUND) {
-          ctx.metrics.rejectedAnswers.inc();
-          if (settles) ctx.hub.settle(streamId, ref.runId, ref);
-        }
+        if (s.code === Status.FAILED_PRECONDITION || s.code === Status.NOT_FOUND) ctx.metrics.rejectedAnswers.inc();
         ack({ runId: runIdText, code: s.code, message: s.details });
       },
     );
@@ -107,7 +104,7 @@ function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack
         runIdText = req.complete?.ref?.runId ?? '';
         const ref = v.deliveryRef('complete.ref', req.complete?.ref ?? null);
         done(
-          completeRun(ctx.db, ref).then(() => {
+          ctx.completions.complete(ref).then(() => {
             ctx.metrics.completed.inc();
             return {};
           }),
@@ -122,7 +119,7 @@ function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack
         const ref = v.deliveryRef('fail.ref', f?.ref ?? null);
         const message = (f?.message ?? '').slice(0, 4096);
         done(
-          failRun(ctx.db, ref, f?.retryable ?? false, message).then(async (out) => {
+          failRun(ctx.answerDb, ref, f?.retryable ?? false, message).then(async (out) => {
             ctx.metrics.failed.inc({ outcome: out.status === 'failed' ? 'retry' : 'dead' });
             if (out.retry) await ctx.routeRun(out.retry);
             return { retryRunId: out.retry ? String(out.retry.runId) : '' };
@@ -141,7 +138,7 @@ function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack
         const checkpoint = h?.checkpoint && h.checkpoint.length > 0 ? h.checkpoint : null;
         if (checkpoint && checkpoint.length > 65_536) throw invalidArgument('heartbeat.checkpoint', 'must be at most 64 KiB');
         done(
-          heartbeatRun(ctx.db, ref, progress, checkpoint).then(() => ({})),
+          heartbeatRun(ctx.answerDb, ref, progress, checkpoint).then(() => ({})),
           false,
           ref,
         );

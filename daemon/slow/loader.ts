@@ -25,7 +25,9 @@
  */
 import type { Db } from '../db/pool.js';
 import { query } from '../db/pool.js';
-import { LOAD_WINDOW, type WindowRow } from '../db/queries/window.js';
+import { LOAD_WINDOW, REPAIR_PAGE, type WindowRow } from '../db/queries/window.js';
+
+const REPAIR_PAGE_SIZE = 2_000;
 import type { Logger } from '../log.js';
 import type { Clock } from '../fast/clock.js';
 import type { NearDueRun } from './notifications.js';
@@ -68,6 +70,7 @@ export class WindowLoader {
   private repairTimer: NodeJS.Timeout | null = null;
   private loading: Promise<void> | null = null;
   private repairWanted = false;
+  private kickAgain = false;
   private delayedRepair: NodeJS.Timeout | null = null;
   private stopped = true;
   readonly stats: LoaderStats = { scans: 0, loaded: 0, repaired: 0 };
@@ -160,12 +163,17 @@ export class WindowLoader {
 
   /** Runs one load pass now unless one is running (it will loop if needed). */
   kick(): void {
-    if (this.stopped || this.loading) return;
+    if (this.stopped) return;
+    if (this.loading) {
+      this.kickAgain = true; // e.g. a shard added during this pass: load it right after
+      return;
+    }
+    this.kickAgain = false;
     this.loading = this.loadPass()
       .catch((err: unknown) => this.log.warn({ err: String(err) }, 'window load failed; will retry'))
       .finally(() => {
         this.loading = null;
-        if (this.repairWanted) this.kick(); // asked for during this pass
+        if (this.repairWanted || this.kickAgain) this.kick(); // asked for during this pass
       });
   }
 
@@ -229,7 +237,11 @@ export class WindowLoader {
     this.stats.loaded += rows.length;
   }
 
-  /** Re-reads (-inf, loadedUntil] of every loaded shard; offers what memory lacks. */
+  /**
+   * Re-reads (-inf, loadedUntil] of every loaded shard; offers what memory
+   * lacks. Paged, yielding between pages: the loaded window can hold tens of
+   * thousands of runs and the fire timer shares this event loop.
+   */
   private async repair(): Promise<void> {
     const groups = new Map<number, number[]>();
     for (const [shard, w] of this.shards) {
@@ -240,12 +252,20 @@ export class WindowLoader {
     }
     for (const [until, shards] of groups) {
       const gens = new Map(shards.map((s) => [s, this.shards.get(s)?.generation]));
-      const { rows } = await query<WindowRow>(this.db, LOAD_WINDOW, [shards, null, until, this.opts.maxInWindow]);
-      for (const r of rows) {
-        const w = this.shards.get(r.shard);
-        if (!w || w.generation !== gens.get(r.shard)) continue;
-        if (!this.sink.has(r.id)) this.stats.repaired++;
-        this.admit(w, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
+      let after: { due: number; id: number } | null = null;
+      for (;;) {
+        const params: unknown[] = [shards, after?.due ?? null, until, after?.id ?? null, REPAIR_PAGE_SIZE];
+        const rows: WindowRow[] = (await query<WindowRow>(this.db, REPAIR_PAGE, params)).rows;
+        for (const r of rows) {
+          const w = this.shards.get(r.shard);
+          if (!w || w.generation !== gens.get(r.shard)) continue;
+          if (!this.sink.has(r.id)) this.stats.repaired++;
+          this.admit(w, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
+        }
+        if (rows.length < REPAIR_PAGE_SIZE || this.stopped) break;
+        const last: WindowRow = rows[rows.length - 1];
+        after = { due: last.due_at_ms, id: last.id };
+        await new Promise((resolve) => setImmediate(resolve));
       }
     }
   }

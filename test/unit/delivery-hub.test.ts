@@ -191,23 +191,6 @@ describe('DeliveryHub', () => {
     expect(ids(c)).toEqual([3]);
   });
 
-  it('dropShard forgets parked runs of that shard only; in-flight deliveries stay', () => {
-    const hub = new DeliveryHub();
-    const w = sink(1);
-    hub.register(w);
-    hub.deliver(run(1, { shard: 7 })); // in flight
-    hub.deliver(run(2, { shard: 7 }));
-    hub.deliver(run(3, { shard: 8 }));
-    hub.deliver(run(4, { shard: 7 }));
-    expect(hub.backlog).toBe(3);
-    hub.dropShard(7);
-    expect(hub.backlog).toBe(1);
-    expect(hub.holds(w.id, 1)).toBe(true);
-    hub.settle(w.id, 1);
-    expect(ids(w)).toEqual([1, 3]);
-    expect(hub.backlog).toBe(0);
-  });
-
   it('a late answer for an older delivery does not free its redelivery’s credit', () => {
     const hub = new DeliveryHub();
     const w = sink(1);

@@ -20,18 +20,20 @@ const FENCED_SHARDS = `(
 
 /**
  * claimRuns — fire due runs. $1 run ids int8[], $2 shards int[], $3 their
- * fences int8[], $4 fire time (local wall, epoch ms). A run is claimed only if
- * still scheduled, due by $4 (never early, and a rescheduled-later run is
- * skipped) and its shard's fence matches. AT_MOST_ONCE runs get no lease:
- * they are recorded as delivered here and never redelivered.
+ * fences int8[], $4 claim time (local wall, epoch ms), $5 claim-ahead ms.
+ * A run is claimed only if still scheduled, due by $4 + $5 (a rescheduled-later
+ * run is skipped) and its shard's fence matches. `fired_at` is when it is
+ * released to a worker: its due time, or the claim time if that is later.
+ * AT_MOST_ONCE runs get no lease: they are recorded as delivered here and
+ * never redelivered.
  */
 export const CLAIM_RUNS = `
-UPDATE runs r SET status = 'fired', fired_at = to_timestamp($4::int8 / 1000.0),
-  lag_ms = $4::int8 - extract(epoch FROM r.due_at) * 1000, fence = f.fence, deliveries = r.deliveries + 1,
+UPDATE runs r SET status = 'fired', fired_at = greatest(r.due_at, to_timestamp($4::int8 / 1000.0)),
+  lag_ms = greatest(0, $4::int8 - extract(epoch FROM r.due_at) * 1000), fence = f.fence, deliveries = r.deliveries + 1,
   lease_expires_at = CASE WHEN j.delivery = 'at_most_once' THEN NULL ELSE now() + j.lease_ms * interval '1 millisecond' END
 FROM ${FENCED_SHARDS} f, jobs j
 WHERE r.id = ANY($1::int8[]) AND r.status = 'scheduled' AND r.shard = f.shard
-  AND r.due_at <= to_timestamp($4::int8 / 1000.0) AND j.id = r.job_id
+  AND r.due_at <= to_timestamp(($4::int8 + $5::int8) / 1000.0) AND j.id = r.job_id
 RETURNING ${FIRED_COLUMNS}`;
 
 /**
@@ -56,11 +58,16 @@ RETURNING ${FIRED_COLUMNS}`;
 /** Identity of one delivery: $1 run id, $2 fence, $3 deliveries. */
 const DELIVERY_MATCHES = `r.id = $1 AND r.status = 'fired' AND r.fence = $2 AND r.deliveries = $3`;
 
-/** completeRun — fired → completed, and a one-shot job → completed. $1..$3 delivery. */
-export const COMPLETE_RUN = `
-WITH run_out AS (
+/**
+ * completeRuns — fired → completed, and each one-shot job → completed, for a
+ * batch of deliveries in one statement. $1 run ids int8[], $2 fences int8[],
+ * $3 deliveries int[]. Returns the ids that matched their delivery.
+ */
+export const COMPLETE_RUNS = `
+WITH d AS (SELECT * FROM unnest($1::int8[], $2::int8[], $3::int[]) AS d(id, fence, deliveries)),
+run_out AS (
   UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL
-  WHERE ${DELIVERY_MATCHES}
+  FROM d WHERE r.id = d.id AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries
   RETURNING r.id, r.job_id
 ), job_out AS (
   UPDATE jobs SET status = 'completed', updated_at = now()

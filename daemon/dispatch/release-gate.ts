@@ -1,0 +1,61 @@
+/**
+ * The release gate: the second half of claim-ahead. The window lane fires a
+ * run `claimAheadMs` before it is due so the fenced claim's round trip is off
+ * the critical path; what the claim returns waits here, on its own one-timer
+ * fast lane, and is handed to delivery exactly at its due time — never
+ * before (monotonic deadline plus the wall-clock guard of FastLane).
+ *
+ * Owns the claimed-but-not-yet-due runs. They were claimed under a valid
+ * fence, so they are released even if the shard is lost meanwhile (the new
+ * owner sees them as fired and will not claim them again). If the daemon dies
+ * here, at-least-once runs are redelivered when their lease expires;
+ * at-most-once runs were recorded as delivered and are not.
+ */
+import type { FiredRunRow } from '../db/queries/columns.js';
+import { FastLane } from '../fast/fast-lane.js';
+import type { Clock } from '../fast/clock.js';
+
+export class ReleaseGate {
+  private readonly waiting = new Map<number, FiredRunRow>();
+  private readonly lane: FastLane;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly release: (run: FiredRunRow) => void,
+  ) {
+    this.lane = new FastLane({
+      clock,
+      onFire: (entries) => {
+        for (const e of entries) {
+          const run = this.waiting.get(e.runId);
+          if (!run) continue;
+          this.waiting.delete(e.runId);
+          this.release(run);
+        }
+      },
+    });
+  }
+
+  /** A claimed run: released now if due, else at its due time. */
+  admit(run: FiredRunRow): void {
+    if (run.due_at_ms <= this.clock.wallNow()) {
+      this.release(run);
+      return;
+    }
+    this.waiting.set(run.id, run);
+    this.lane.offer({ runId: run.id, shard: run.shard, dueAtMs: run.due_at_ms, priority: run.priority });
+  }
+
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  start(): void {
+    this.lane.start();
+  }
+
+  stop(): void {
+    this.lane.stop();
+    this.waiting.clear();
+  }
+}
