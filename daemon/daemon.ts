@@ -92,8 +92,8 @@ export class Daemon {
     this.db = createPool(dbOpts);
     // Claims get connections of their own, so a fire never queues behind ingest or answers.
     this.claimDb = createPool({ ...dbOpts, poolSize: MAX_CLAIMS_IN_FLIGHT + 1 });
-    // Worker answers commit asynchronously: one lost in a Postgres crash only means a redelivery.
-    this.answerDb = createPool({ ...dbOpts, poolSize: ANSWER_POOL_SIZE, synchronousCommit: false });
+    // Worker answers (batched Completes) get their own few connections too.
+    this.answerDb = createPool({ ...dbOpts, poolSize: ANSWER_POOL_SIZE });
     ({ shardCount: this.shardCount } = await checkSchema(this.db, cfg.databaseSchema));
 
     this.backend = this.createBackend();
@@ -198,6 +198,7 @@ export class Daemon {
     this.reaper.start();
     this.leases.start();
     if (this.redis) {
+      await waitReady(this.redis, 2_000); // first membership round on a live connection, if Redis is up
       this.cluster = new ClusterMember(
         {
           redis: this.redis,
@@ -360,4 +361,18 @@ export class Daemon {
       };
     });
   }
+}
+
+/** Resolves when the client is ready or after `ms` (Redis down: the daemon starts anyway and keeps trying). */
+function waitReady(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      redis.off('ready', done);
+      resolve();
+    }
+    redis.once('ready', done);
+  });
 }

@@ -11,12 +11,6 @@ export interface DbOptions {
   schema: string;
   /** Pool size. @defaultValue 16 */
   poolSize?: number;
-  /**
-   * `synchronous_commit` for this pool's sessions. Off only where a commit
-   * lost in a Postgres crash is harmless (worker answers: the run is then
-   * redelivered or stays fired). @defaultValue true
-   */
-  synchronousCommit?: boolean;
 }
 
 export type Db = pg.Pool;
@@ -33,7 +27,7 @@ export function clientConfig(opts: DbOptions): pg.ClientConfig {
   assertSchemaName(opts.schema);
   return {
     connectionString: opts.url,
-    options: `-c search_path=${opts.schema},public${opts.synchronousCommit === false ? ' -c synchronous_commit=off' : ''}`,
+    options: `-c search_path=${opts.schema},public`,
     connectionTimeoutMillis: 5_000,
     keepAlive: true,
   };
@@ -41,8 +35,11 @@ export function clientConfig(opts: DbOptions): pg.ClientConfig {
 
 export function createPool(opts: DbOptions): Db {
   const pool = new pg.Pool({ ...clientConfig(opts), max: opts.poolSize ?? 16, idleTimeoutMillis: 30_000 });
-  // An idle client losing its connection (Postgres restart) must not crash the daemon.
+  // A client losing its connection (Postgres restart) must not crash the daemon:
+  // idle ones report on the pool, checked-out ones on themselves (the query in
+  // flight is rejected and handled by its caller).
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

@@ -13,7 +13,7 @@ import type { CompleteBatcher } from '../dispatch/complete-batcher.js';
 
 export interface ApiContext {
   db: Db;
-  /** Pool for worker answers (asynchronous commit). */
+  /** Pool for worker answers. */
   answerDb: Db;
   /** Completes, batched into one statement per event-loop turn. */
   completions: CompleteBatcher;

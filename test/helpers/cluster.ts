@@ -245,7 +245,7 @@ export class TestCluster {
     const daemon = await startDaemon({
       databaseUrl: this.db.url,
       redisUrl: this.redisUrl,
-      echo: this.opts.echo,
+      echo: this.opts.echo ?? process.env.E2E_ECHO === "1",
       args: [
         '--member-id', id,
         '--redis-prefix', this.prefixFor(id),

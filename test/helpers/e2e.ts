@@ -4,6 +4,7 @@
  * Everything started here is registered with test/helpers/tracked.ts and
  * unregistered when stopped, so the leak guard catches a test that forgets.
  */
+import { OPTION_SPECS } from '../../daemon/config.js';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceError } from '@grpc/grpc-js';
@@ -244,3 +245,10 @@ export async function waitForOwnedShards(client: TimelaneClient, count: number, 
     }
   }, timeoutMs, 100);
 }
+
+/**
+ * The daemon's default claim-ahead: a run is claimed up to this long before it
+ * is due and `fired_at` records its release (the due time), so a run claimed
+ * before a kill can show a `fired_at` up to this much after it.
+ */
+export const CLAIM_AHEAD_MS = Number(OPTION_SPECS.find((s) => s.key === 'claimAheadMs')?.default ?? 0);

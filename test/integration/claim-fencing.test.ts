@@ -251,11 +251,13 @@ describe.each(backends)('fenced claim over the $name lease backend', (bk) => {
       await waitFor(() => parts.claimer.claimsInFlight === 0, 5_000, 'claims to finish');
       expect(parts.lost[0].shard).toBe(shard);
       expect(parts.lost[0].reason).toMatch(/stale/);
-      expect(parts.leases.isOwned(shard)).toBe(false);
-      expect(parts.fastLane.sizeOfShard(shard)).toBe(0);
       await sleep(100);
-      expect(parts.deliveries).toEqual([]);
-      for (const st of (await runStates(db.pool, runs.map((r) => r.id))).values()) expect(st.status).toBe('scheduled');
+      // Nothing fires under the stale fence. (The shard is still wanted, so the
+      // manager may re-acquire it under a newer fence and fire the runs then.)
+      expect(parts.deliveries.filter((d) => d.run.fence <= mine + 1)).toEqual([]);
+      for (const st of (await runStates(db.pool, runs.map((r) => r.id))).values()) {
+        if (st.status !== 'scheduled') expect(st.fence).toBeGreaterThan(mine + 1);
+      }
     } finally {
       await parts.stop();
     }
