@@ -11,9 +11,10 @@
  * their leases so the redelivery reaper hands them out again at once.
  *
  * A delivery lease is the worker's time to answer, so it runs from the
- * hand-out: a run that waited in `ready` (no stream with credit) restarts its
- * lease (`renewLease`, conditional on the delivery still being current) before
- * it is sent, holding the stream's credit meanwhile. Otherwise a run parked
+ * hand-out: a run that waited in `ready` (no stream with credit) long enough
+ * to use up half its lease restarts it (`renewLease`, conditional on the
+ * delivery still being current) before it is sent, holding the stream's
+ * credit meanwhile. Otherwise a run parked
  * longer than its lease reaches the worker already expired, and the reaper
  * hands it out again while the worker is working on it.
  */
@@ -159,7 +160,7 @@ export class DeliveryHub {
       const [id, run] = q.entries().next().value as [number, FiredRunRow];
       q.delete(id);
       this.readyCount--;
-      if (this.renewLease && run.lease_expires_at_ms !== null) this.sendRenewed(st, run);
+      if (this.renewLease && leaseRunDown(run, Date.now())) this.sendRenewed(st, run);
       else this.send(st, run);
     }
   }
@@ -188,4 +189,15 @@ export class DeliveryHub {
       },
     );
   }
+}
+
+/**
+ * Whether a parked run has used up over half its delivery lease (the lease's
+ * length is about lease_expires_at − fired_at). Only then is it worth a round
+ * trip to restart it before the hand-out; a short wait for credit is not.
+ */
+function leaseRunDown(run: FiredRunRow, nowMs: number): boolean {
+  if (run.lease_expires_at_ms === null || run.fired_at_ms === null) return false;
+  const length = run.lease_expires_at_ms - run.fired_at_ms;
+  return run.lease_expires_at_ms - nowMs < length / 2;
 }

@@ -25,9 +25,9 @@
  */
 import type { Db } from '../db/pool.js';
 import { query } from '../db/pool.js';
-import { LOAD_WINDOW, REPAIR_PAGE, type WindowRow } from '../db/queries/window.js';
+import { LOAD_WINDOW_PAGE, type WindowRow } from '../db/queries/window.js';
 
-const REPAIR_PAGE_SIZE = 2_000;
+const PAGE_SIZE = 2_000;
 import type { Logger } from '../log.js';
 import type { Clock } from '../fast/clock.js';
 import type { NearDueRun } from './notifications.js';
@@ -209,9 +209,18 @@ export class WindowLoader {
       w.scanTarget = to;
       gens.set(s, w.generation);
     }
-    let rows: WindowRow[];
+    let read = 0;
+    let lastDue: number | null = null;
     try {
-      ({ rows } = await query<WindowRow>(this.db, LOAD_WINDOW, [shards, from, to, room]));
+      await this.pages(shards, from, to, room, (rows) => {
+        for (const r of rows) {
+          const w = this.shards.get(r.shard);
+          if (!w || w.generation !== gens.get(r.shard)) continue;
+          this.admit(w, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
+        }
+        read += rows.length;
+        if (rows.length > 0) lastDue = rows[rows.length - 1].due_at_ms;
+      });
     } finally {
       for (const s of shards) {
         const w = this.shards.get(s);
@@ -219,8 +228,9 @@ export class WindowLoader {
       }
     }
     this.stats.scans++;
-    // Hitting the cap: stop just before the last due time so ties are re-read.
-    const reached = rows.length >= room && rows.length > 0 ? rows[rows.length - 1].due_at_ms - 1 : to;
+    this.stats.loaded += read;
+    // Hitting the cap: stop just before the last due time read so ties are re-read.
+    const reached = read >= room && lastDue !== null ? lastDue - 1 : to;
     for (const s of shards) {
       const w = this.shards.get(s);
       if (!w || w.generation !== gens.get(s)) continue;
@@ -229,19 +239,25 @@ export class WindowLoader {
       w.loadedUntil = until;
       w.refusedBelow = null;
     }
-    for (const r of rows) {
-      const w = this.shards.get(r.shard);
-      if (!w || w.generation !== gens.get(r.shard)) continue;
-      this.admit(w, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
-    }
-    this.stats.loaded += rows.length;
   }
 
-  /**
-   * Re-reads (-inf, loadedUntil] of every loaded shard; offers what memory
-   * lacks. Paged, yielding between pages: the loaded window can hold tens of
-   * thousands of runs and the fire timer shares this event loop.
-   */
+  /** Reads (from, to] in keyset pages of at most `limit` rows in all, yielding between pages. */
+  private async pages(shards: number[], from: number | null, to: number, limit: number, onPage: (rows: WindowRow[]) => void): Promise<void> {
+    let after: WindowRow | null = null;
+    let read = 0;
+    while (read < limit) {
+      const size = Math.min(PAGE_SIZE, limit - read);
+      const params: unknown[] = [shards, from, to, after?.due_at_ms ?? null, after?.id ?? null, size];
+      const rows: WindowRow[] = (await query<WindowRow>(this.db, LOAD_WINDOW_PAGE, params)).rows;
+      onPage(rows);
+      read += rows.length;
+      if (rows.length < size || this.stopped) return;
+      after = rows[rows.length - 1];
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** Re-reads (-inf, loadedUntil] of every loaded shard (paged); offers what memory lacks. */
   private async repair(): Promise<void> {
     const groups = new Map<number, number[]>();
     for (const [shard, w] of this.shards) {
@@ -252,21 +268,14 @@ export class WindowLoader {
     }
     for (const [until, shards] of groups) {
       const gens = new Map(shards.map((s) => [s, this.shards.get(s)?.generation]));
-      let after: { due: number; id: number } | null = null;
-      for (;;) {
-        const params: unknown[] = [shards, after?.due ?? null, until, after?.id ?? null, REPAIR_PAGE_SIZE];
-        const rows: WindowRow[] = (await query<WindowRow>(this.db, REPAIR_PAGE, params)).rows;
+      await this.pages(shards, null, until, this.opts.maxInWindow, (rows) => {
         for (const r of rows) {
           const w = this.shards.get(r.shard);
           if (!w || w.generation !== gens.get(r.shard)) continue;
           if (!this.sink.has(r.id)) this.stats.repaired++;
           this.admit(w, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
         }
-        if (rows.length < REPAIR_PAGE_SIZE || this.stopped) break;
-        const last: WindowRow = rows[rows.length - 1];
-        after = { due: last.due_at_ms, id: last.id };
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      });
     }
   }
 }

@@ -3,32 +3,22 @@
  */
 
 /**
- * loadWindow — scheduled runs of the given shards due in (from, to], earliest
- * first. $1 shards int[], $2 from ms (exclusive; null = no lower bound, which is
- * the repair scan and the first load of a shard), $3 to ms (inclusive), $4 limit.
+ * loadWindowPage — one page of scheduled runs of the given shards due in
+ * (from, to], earliest first, after a keyset. $1 shards int[], $2 from ms
+ * (exclusive; null = no lower bound: the repair scan and a shard's first load),
+ * $3 to ms (inclusive), $4 keyset due ms and $5 keyset id (both null for the
+ * first page), $6 page size. Paged so a large window never arrives as one
+ * result that blocks the event loop the fire timer runs on.
  */
-export const LOAD_WINDOW = `
+export const LOAD_WINDOW_PAGE = `
 SELECT r.id, r.shard, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
 FROM runs r
 WHERE r.shard = ANY($1::int[]) AND r.status = 'scheduled'
   AND ($2::int8 IS NULL OR r.due_at > to_timestamp($2::int8 / 1000.0))
   AND r.due_at <= to_timestamp($3::int8 / 1000.0)
+  AND ($4::int8 IS NULL OR (r.due_at, r.id) > (to_timestamp($4::int8 / 1000.0), $5::int8))
 ORDER BY r.due_at, r.id
-LIMIT $4`;
-
-/**
- * repairPage — one page of the repair scan: scheduled runs of the shards due
- * at or before $3, after the keyset ($2 due ms, $4 id; both null for the first
- * page), earliest first. $1 shards int[], $5 page size.
- */
-export const REPAIR_PAGE = `
-SELECT r.id, r.shard, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
-FROM runs r
-WHERE r.shard = ANY($1::int[]) AND r.status = 'scheduled'
-  AND r.due_at <= to_timestamp($3::int8 / 1000.0)
-  AND ($2::int8 IS NULL OR (r.due_at, r.id) > (to_timestamp($2::int8 / 1000.0), $4::int8))
-ORDER BY r.due_at, r.id
-LIMIT $5`;
+LIMIT $6`;
 
 /** scheduledStatus — which of these runs are still scheduled, and when. $1 run ids int8[]. */
 export const SCHEDULED_STATUS = `
