@@ -68,22 +68,16 @@ export async function withClient<T>(db: Db, fn: (client: pg.PoolClient) => Promi
 }
 
 /** Runs `fn` in one transaction on a dedicated client. */
-export async function transaction<T>(db: Db, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  let client: pg.PoolClient;
-  try {
-    client = await db.connect();
-  } catch (err) {
-    throw mapStorageError(err);
-  }
-  try {
+export function transaction<T>(db: Db, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withClient(db, async (client) => {
     await query(client, 'BEGIN');
-    const result = await fn(client);
-    await query(client, 'COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw mapStorageError(err);
-  } finally {
-    client.release();
-  }
+    try {
+      const result = await fn(client);
+      await query(client, 'COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw mapStorageError(err);
+    }
+  });
 }

@@ -161,7 +161,6 @@ export class SchedulingService {
 
   /** Moves a job's scheduled run to a new due time; the owner is told like on schedule. */
   async rescheduleJob(jobId: string, dueAtMs: number): Promise<RunRow> {
-    const now = this.deps.wallNow();
     const run = await transaction(this.deps.db, async (c: Queryable) => {
       const { rows } = await query<RunRow>(c, RESCHEDULE_JOB, [jobId, dueAtMs]);
       const r = rows[0];
@@ -174,7 +173,6 @@ export class SchedulingService {
       throw failedPrecondition(`job ${jobId} has no scheduled run to move (job is ${job.status}, last run is ${last?.status ?? 'missing'})`);
     }
     if (this.deps.ownsShard(run.shard)) this.deps.offerLocal(toNearDue(run));
-    void now;
     return run;
   }
 }

@@ -10,7 +10,7 @@
 import type { ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestCluster, sleep } from '../helpers/cluster.js';
-import { PrivatePostgres } from '../helpers/private-postgres-fault.js';
+import { PrivatePostgres } from '../helpers/private-postgres.js';
 
 const MEMBERS = ['a', 'b'];
 const N = 800;
@@ -31,14 +31,15 @@ describe('fault: Postgres restart', () => {
   let cluster: TestCluster | undefined;
 
   beforeAll(async () => {
-    pgx = await PrivatePostgres.start();
-    cluster = await TestCluster.start({ members: MEMBERS, shardCount: 8, adminUrl: pgx.adminUrl, leaseTtlMs: 1_500, membershipIntervalMs: 300, queue: 'pg-restart' });
+    pgx = await PrivatePostgres.create();
+    await pgx.start();
+    cluster = await TestCluster.start({ members: MEMBERS, shardCount: 8, adminUrl: pgx.url, leaseTtlMs: 1_500, membershipIntervalMs: 300, queue: 'pg-restart' });
   });
 
   afterAll(async () => {
     if (pgx && !pgx.running) await pgx.start().catch(() => undefined);
     await cluster?.stopAll();
-    await pgx?.close();
+    await pgx?.destroy();
   });
 
   it('UNAVAILABLE during the outage, no daemon exits; afterwards everything due meanwhile fires, late', async () => {
@@ -53,7 +54,7 @@ describe('fault: Postgres restart', () => {
 
     await sleep(Math.max(0, from + 2_000 - Date.now()));
     const downAt = Date.now();
-    await p.stopImmediate();
+    await p.stop({ mode: 'immediate' });
     const stoppedAt = Date.now();
 
     // During the outage: every daemon answers UNAVAILABLE, and stays up.
