@@ -63,7 +63,8 @@ a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
   --quiet-below <pct>        "idle" = busy under this % of one core (default 25)
   --help`;
 
-function int(flag: string, raw: string | undefined, def: number, lo: number, hi: number): number {
+/** A numeric flag's value (default when absent), checked against lo..hi. Shared by the benches' parsers. */
+export function numberFlag(flag: string, raw: string | undefined, def: number, lo: number, hi: number): number {
   if (raw === undefined) return def;
   const n = Number(raw.replace(/_/g, ''));
   if (!Number.isFinite(n) || n < lo || n > hi) throw new Error(`${flag}: must be a number in ${lo}..${hi} (got "${raw}")`);
@@ -104,22 +105,22 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
   if (worker !== 'inline' && worker !== 'child') throw new Error(`--worker: must be inline or child (got "${worker}")`);
   if (!/^[A-Za-z0-9_.:-]{1,40}$/.test(values['redis-prefix'])) throw new Error('--redis-prefix: 1..40 chars of [A-Za-z0-9_.:-]');
   return {
-    rate: values.rate === undefined ? undefined : int('--rate', values.rate, 0, 1, 100_000),
-    seconds: int('--seconds', values.seconds, 15, 1, 600),
+    rate: values.rate === undefined ? undefined : numberFlag('--rate', values.rate, 0, 1, 100_000),
+    seconds: numberFlag('--seconds', values.seconds, 15, 1, 600),
     json: values.json,
     adminUrl: values['database-url-admin'],
     redisUrl: values['redis-url'],
     redisPrefix: values['redis-prefix'],
     worker,
-    concurrency: int('--concurrency', values.concurrency, 1000, 1, 10_000),
-    batchSize: int('--batch', values.batch, 1000, 1, 1000),
-    ingestParallel: int('--ingest-parallel', values['ingest-parallel'], 4, 1, 64),
-    leadSeconds: int('--lead', values.lead, 3, 0.5, 120),
-    graceSeconds: int('--grace', values.grace, 5, 0.5, 120),
-    shardCount: int('--shard-count', values['shard-count'], 64, 1, 65_536),
+    concurrency: numberFlag('--concurrency', values.concurrency, 1000, 1, 10_000),
+    batchSize: numberFlag('--batch', values.batch, 1000, 1, 1000),
+    ingestParallel: numberFlag('--ingest-parallel', values['ingest-parallel'], 4, 1, 64),
+    leadSeconds: numberFlag('--lead', values.lead, 3, 0.5, 120),
+    graceSeconds: numberFlag('--grace', values.grace, 5, 0.5, 120),
+    shardCount: numberFlag('--shard-count', values['shard-count'], 64, 1, 65_536),
     daemonArgs: values['daemon-arg'].flatMap((a) => (a.includes('=') && a.startsWith('--') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a])),
     profile: values.profile,
-    budgetSeconds: values.budget === undefined ? undefined : int('--budget', values.budget, 0, 10, 86_400),
+    budgetSeconds: values.budget === undefined ? undefined : numberFlag('--budget', values.budget, 0, 10, 86_400),
     echoDaemon: values['echo-daemon'],
     dbSettings: values['db-set'].map((kv) => {
       const m = /^([a-z_][a-z0-9_.]*)=([A-Za-z0-9_.-]+)$/.exec(kv);
@@ -127,7 +128,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
       return [m[1], m[2]] as [string, string];
     }),
     daemonCpuProf: values['daemon-cpu-prof'],
-    quietWaitSeconds: int('--quiet-wait', values['quiet-wait'], 120, 0, 3600),
-    quietBelowPct: int('--quiet-below', values['quiet-below'], 25, 1, 10_000),
+    quietWaitSeconds: numberFlag('--quiet-wait', values['quiet-wait'], 120, 0, 3600),
+    quietBelowPct: numberFlag('--quiet-below', values['quiet-below'], 25, 1, 10_000),
   };
 }

@@ -3,6 +3,7 @@
  * node:util and validated with messages that name the flag and the rule.
  */
 import { parseArgs } from 'node:util';
+import { numberFlag } from './args.js';
 
 export interface FailoverOptions {
   /** Runs due per second, over the whole run. */
@@ -75,13 +76,6 @@ redelivered and at-most-once-stranded runs.
   --quiet-below <pct>           "idle" = busy under this % of one core (default 50)
   --help`;
 
-function num(flag: string, raw: string | undefined, def: number, lo: number, hi: number): number {
-  if (raw === undefined) return def;
-  const n = Number(raw.replace(/_/g, ''));
-  if (!Number.isFinite(n) || n < lo || n > hi) throw new Error(`${flag}: must be a number in ${lo}..${hi} (got "${raw}")`);
-  return n;
-}
-
 export function parseFailoverArgs(argv: string[]): FailoverOptions | 'help' {
   const { values } = parseArgs({
     args: argv,
@@ -117,29 +111,29 @@ export function parseFailoverArgs(argv: string[]): FailoverOptions | 'help' {
   const victim = values.victim;
   if (!['auto', 'a', 'b', 'c'].includes(victim)) throw new Error(`--victim: must be auto, a, b or c (got "${victim}")`);
   const opts: FailoverOptions = {
-    rate: num('--rate', values.rate, 1000, 1, 50_000),
-    seconds: num('--seconds', values.seconds, 30, 10, 300),
-    steadySeconds: num('--steady', values.steady, 10, 2, 300),
-    leaseTtlMs: num('--lease-ttl-ms', values['lease-ttl-ms'], 3000, 300, 60_000),
-    membershipIntervalMs: num('--membership-interval-ms', values['membership-interval-ms'], 500, 50, 10_000),
+    rate: numberFlag('--rate', values.rate, 1000, 1, 50_000),
+    seconds: numberFlag('--seconds', values.seconds, 30, 10, 300),
+    steadySeconds: numberFlag('--steady', values.steady, 10, 2, 300),
+    leaseTtlMs: numberFlag('--lease-ttl-ms', values['lease-ttl-ms'], 3000, 300, 60_000),
+    membershipIntervalMs: numberFlag('--membership-interval-ms', values['membership-interval-ms'], 500, 50, 10_000),
     victim,
-    moves: num('--moves', values.moves, 4, 0, 50),
-    moveEverySeconds: num('--move-every', values['move-every'], 2, 0.5, 60),
-    shardCount: num('--shard-count', values['shard-count'], 32, 3, 4096),
-    aloLeaseMs: num('--alo-lease-ms', values['alo-lease-ms'], 5000, 1000, 60_000),
-    graceSeconds: num('--grace', values.grace, 5, 1, 120),
-    maxDrainSeconds: num('--max-drain', values['max-drain'], 30, 1, 600),
-    leadSeconds: num('--lead', values.lead, 2, 0.5, 60),
-    poolSize: num('--pool-size', values['pool-size'], 8, 2, 100),
+    moves: numberFlag('--moves', values.moves, 4, 0, 50),
+    moveEverySeconds: numberFlag('--move-every', values['move-every'], 2, 0.5, 60),
+    shardCount: numberFlag('--shard-count', values['shard-count'], 32, 3, 4096),
+    aloLeaseMs: numberFlag('--alo-lease-ms', values['alo-lease-ms'], 5000, 1000, 60_000),
+    graceSeconds: numberFlag('--grace', values.grace, 5, 1, 120),
+    maxDrainSeconds: numberFlag('--max-drain', values['max-drain'], 30, 1, 600),
+    leadSeconds: numberFlag('--lead', values.lead, 2, 0.5, 60),
+    poolSize: numberFlag('--pool-size', values['pool-size'], 8, 2, 100),
     json: values.json,
     adminUrl: values['database-url-admin'],
     redisUrl: values['redis-url'],
     daemonArgs: values['daemon-arg'].flatMap((a) => (a.includes('=') && a.startsWith('--') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a])),
-    budgetSeconds: num('--budget', values.budget, 115, 20, 3600),
+    budgetSeconds: numberFlag('--budget', values.budget, 115, 20, 3600),
     echoDaemon: values['echo-daemon'],
     logsDir: values.logs,
-    quietWaitSeconds: num('--quiet-wait', values['quiet-wait'], 15, 0, 600),
-    quietBelowPct: num('--quiet-below', values['quiet-below'], 50, 1, 10_000),
+    quietWaitSeconds: numberFlag('--quiet-wait', values['quiet-wait'], 15, 0, 600),
+    quietBelowPct: numberFlag('--quiet-below', values['quiet-below'], 50, 1, 10_000),
   };
   const takeoverEnd = opts.steadySeconds + (opts.leaseTtlMs + 2000) / 1000;
   if (takeoverEnd + 1 > opts.seconds) {

@@ -3,6 +3,7 @@
  * on the given Postgres (migrated, dropped at the end) and a unique Redis key
  * prefix (its keys deleted at the end).
  */
+import { deleteKeysWithPrefix } from '../../ops/local/redis-keys.js';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Redis } from 'ioredis';
@@ -54,20 +55,7 @@ export function benchRedisPrefix(redisUrl: string, res: Resources): string {
   return prefix;
 }
 
-export async function deleteRedisPrefix(url: string, prefix: string): Promise<void> {
-  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 5_000 });
-  try {
-    await r.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length) await r.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    r.disconnect();
-  }
-}
+export const deleteRedisPrefix = (url: string, prefix: string): Promise<void> => deleteKeysWithPrefix(url, prefix);
 
 /** Checks both servers answer before anything is started. */
 export async function checkServers(adminUrl: string, redisUrl: string): Promise<void> {
