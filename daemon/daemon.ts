@@ -104,10 +104,14 @@ export class Daemon {
         throw err;
       }),
     );
-    this.releaseGate = new ReleaseGate(this.clock, (run) => {
-      this.metrics.fireLag.observe(Math.max(0, this.clock.wallNow() - run.due_at_ms));
-      this.hub.deliver(run);
-    });
+    this.releaseGate = new ReleaseGate(
+      this.clock,
+      (run) => {
+        this.metrics.fireLag.observe(Math.max(0, this.clock.wallNow() - run.due_at_ms));
+        this.hub.deliver(run);
+      },
+      (err, run) => this.log.error({ err, runId: run.id }, 'could not deliver a released run'),
+    );
     this.fastLane = new FastLane({
       clock: this.clock,
       // Claims go out between claimAheadMs and claimAheadMs/2 before due, in
@@ -152,6 +156,7 @@ export class Daemon {
     );
     this.claimer = new Claimer({
       db: this.claimDb,
+      readDb: this.db,
       fences: this.leases,
       deliver: (run) => this.releaseGate.admit(run),
       reoffer: (run) => this.loader.offer(run),
@@ -236,7 +241,11 @@ export class Daemon {
     if (this.skewTimer) clearInterval(this.skewTimer);
     if (this.gaugeTimer) clearInterval(this.gaugeTimer);
     await this.cluster?.leave();
+    // Stop firing, then let what was already claimed reach the workers: those
+    // runs are `fired` in Postgres, and at-most-once ones would never come back.
     this.fastLane?.stop();
+    await this.claimer?.drain(2_000);
+    await this.releaseGate?.drain(this.config.claimAheadMs + 100);
     this.releaseGate?.stop();
     await this.leases?.stop();
     await this.cluster?.close();

@@ -24,9 +24,15 @@ export async function completeRun(db: Db, d: DeliveryIdentity): Promise<void> {
 
 /** Completes many deliveries in one statement; per delivery, null or the refusal. */
 export async function completeRuns(db: Db, ds: readonly DeliveryIdentity[]): Promise<(Error | null)[]> {
-  const { rows } = await query<{ id: number }>(db, COMPLETE_RUNS, [ds.map((d) => d.runId), ds.map((d) => d.fence), ds.map((d) => d.deliveries)]);
-  const done = new Set(rows.map((r) => r.id));
-  return Promise.all(ds.map((d) => (done.has(d.runId) ? null : refuse(db, d).catch((err: Error) => err))));
+  const { rows } = await query<{ id: number; fence: number; deliveries: number }>(db, COMPLETE_RUNS, [
+    ds.map((d) => d.runId),
+    ds.map((d) => d.fence),
+    ds.map((d) => d.deliveries),
+  ]);
+  // Keyed by the whole delivery: a superseded copy in the same batch is refused.
+  const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
+  const done = new Set(rows.map((r) => key(r.id, r.fence, r.deliveries)));
+  return Promise.all(ds.map((d) => (done.has(key(d.runId, d.fence, d.deliveries)) ? null : refuse(db, d).catch((err: Error) => err))));
 }
 
 export async function failRun(db: Db, d: DeliveryIdentity, retryable: boolean, message: string): Promise<FailOutcome> {

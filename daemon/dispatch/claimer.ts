@@ -29,6 +29,8 @@ export interface ShardFences {
 export interface ClaimDeps {
   /** The claim pool: MAX_CLAIMS_IN_FLIGHT + 1 connections, used for nothing else. */
   db: Db;
+  /** The general pool: for checking why runs were missed (off the claim pool). */
+  readDb: Db;
   /** Takes what the claim returned (the release gate: handed out at due time). */
   fences: ShardFences;
   deliver: (run: FiredRunRow) => void;
@@ -65,6 +67,12 @@ export class Claimer {
     return this.inFlight;
   }
 
+  /** Resolves when no claim is pending or in flight (graceful stop), or after `maxMs`. */
+  async drain(maxMs: number): Promise<void> {
+    const until = performance.now() + maxMs;
+    while ((this.inFlight > 0 || this.pending.size > 0) && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
+  }
+
   /** Called from the timer with everything due now. Must stay cheap: the write is async. */
   fire(entries: readonly NearDueRun[], firedAtWallMs: number): void {
     for (const e of entries) {
@@ -88,6 +96,7 @@ export class Claimer {
     const runs = [...this.pending.values()];
     const firedAt = this.pendingFiredAt;
     this.pending = new Map();
+    this.pendingFiredAt = 0;
     // Fences are read now, not at pop time: a shard dropped meanwhile fires nothing.
     const fences = new Map<number, number>();
     const batch: NearDueRun[] = [];
@@ -125,7 +134,12 @@ export class Claimer {
     }
     for (const run of claimed) {
       this.deps.metrics.fired.inc();
-      this.deps.deliver(run);
+      try {
+        this.deps.deliver(run);
+      } catch (err) {
+        // Never let one run's hand-off take the rest of the batch (or the process) down.
+        this.deps.log.error({ err, runId: run.id }, 'could not hand a claimed run over');
+      }
     }
     if (claimed.length < ids.length) {
       const got = new Set(claimed.map((r) => r.id));
@@ -139,10 +153,13 @@ export class Claimer {
   private async explainMisses(missed: NearDueRun[], fences: Map<number, number>): Promise<void> {
     this.deps.metrics.claimMisses.inc(missed.length);
     const shards = [...new Set(missed.map((m) => m.shard))];
-    const { rows } = await query<{ shard: number; fence: number }>(this.deps.db, SHARD_FENCES, [shards]);
+    const { rows } = await query<{ shard: number; fence: number }>(this.deps.readDb, SHARD_FENCES, [shards]);
     const stale = new Set<number>();
     for (const r of rows) {
-      if (r.fence !== fences.get(r.shard)) {
+      // Stale only if Postgres is past the fence we hold now: a claim issued
+      // under an older lease must not drop the lease we re-acquired since.
+      const held = this.deps.fences.fenceOf(r.shard);
+      if (r.fence !== fences.get(r.shard) && held !== undefined && r.fence > held) {
         stale.add(r.shard);
         this.deps.log.warn({ shard: r.shard, fence: fences.get(r.shard), postgresFence: r.fence }, 'claim refused: fence is stale');
         this.deps.fences.drop(r.shard, 'stale fence');
@@ -150,7 +167,7 @@ export class Claimer {
     }
     const maybe = missed.filter((m) => !stale.has(m.shard));
     if (maybe.length === 0) return;
-    const { rows: still } = await query<WindowRow>(this.deps.db, SCHEDULED_STATUS, [maybe.map((m) => m.runId)]);
+    const { rows: still } = await query<WindowRow>(this.deps.readDb, SCHEDULED_STATUS, [maybe.map((m) => m.runId)]);
     for (const r of still) this.deps.reoffer({ runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
   }
 }

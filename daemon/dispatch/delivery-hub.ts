@@ -92,6 +92,7 @@ export class DeliveryHub {
 
   /** Hands a claimed run to a stream with credit, or parks it until one has. */
   deliver(run: FiredRunRow): void {
+    if (this.holdsNewer(run)) return; // an older copy arriving late (e.g. released as the reaper redelivered)
     const freed = this.forget(run.id);
     const st = this.pick(run.queue);
     if (st) this.send(st, run);
@@ -122,6 +123,18 @@ export class DeliveryHub {
   /** Whether a stream holds this delivery in flight. */
   holds(streamId: number, runId: number): boolean {
     return this.streams.get(streamId)?.inFlight.has(runId) ?? false;
+  }
+
+  private holdsNewer(run: FiredRunRow): boolean {
+    for (const q of this.ready.values()) {
+      const held = q.get(run.id);
+      if (held && held.deliveries > run.deliveries) return true;
+    }
+    for (const st of this.streams.values()) {
+      const held = st.inFlight.get(run.id);
+      if (held && held.deliveries > run.deliveries) return true;
+    }
+    return false;
   }
 
   /** Removes any older copy of the run; returns the streams whose credit that freed. */

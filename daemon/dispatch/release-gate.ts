@@ -22,6 +22,7 @@ export class ReleaseGate {
   constructor(
     private readonly clock: Clock,
     private readonly release: (run: FiredRunRow) => void,
+    onError: (err: unknown, run: FiredRunRow) => void,
   ) {
     this.lane = new FastLane({
       clock,
@@ -30,7 +31,11 @@ export class ReleaseGate {
           const run = this.waiting.get(e.runId);
           if (!run) continue;
           this.waiting.delete(e.runId);
-          this.release(run);
+          try {
+            this.release(run);
+          } catch (err) {
+            onError(err, run);
+          }
         }
       },
     });
@@ -48,6 +53,12 @@ export class ReleaseGate {
 
   get size(): number {
     return this.waiting.size;
+  }
+
+  /** Resolves when every admitted run has been released (graceful stop), or after `maxMs`. */
+  async drain(maxMs: number): Promise<void> {
+    const until = performance.now() + maxMs;
+    while (this.waiting.size > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 2));
   }
 
   start(): void {

@@ -47,7 +47,7 @@ function serveStream(ctx: ApiContext, call: Stream): void {
 
   const refuse = (err: unknown): void => {
     const s = toStatus(err, ctx.log);
-    closed = true;
+    close();
     call.emit('error', { code: s.code, details: s.details, message: s.details });
   };
 

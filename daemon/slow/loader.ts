@@ -216,6 +216,8 @@ export class WindowLoader {
         for (const r of rows) {
           const w = this.shards.get(r.shard);
           if (!w || w.generation !== gens.get(r.shard)) continue;
+          // Held already: the offer that put it there is at least as new as this snapshot.
+          if (this.sink.has(r.id)) continue;
           this.admit(w, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
         }
         read += rows.length;
@@ -271,8 +273,9 @@ export class WindowLoader {
       await this.pages(shards, null, until, this.opts.maxInWindow, (rows) => {
         for (const r of rows) {
           const w = this.shards.get(r.shard);
-          if (!w || w.generation !== gens.get(r.shard)) continue;
-          if (!this.sink.has(r.id)) this.stats.repaired++;
+          // Only what memory lacks: a held entry may be newer than this snapshot (a reschedule).
+          if (!w || w.generation !== gens.get(r.shard) || this.sink.has(r.id)) continue;
+          this.stats.repaired++;
           this.admit(w, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
         }
       });

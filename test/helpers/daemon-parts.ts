@@ -95,6 +95,7 @@ export class DaemonParts {
     );
     this.claimer = new Claimer({
       db: opts.db,
+      readDb: opts.db,
       fences: this.leases,
       deliver: (run) => this.deliveries.push({ run, atWallMs: Date.now() }),
       reoffer: (run) => this.loader.offer(run),

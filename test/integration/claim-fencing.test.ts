@@ -117,6 +117,7 @@ function claimer(pool: Db, fences: FixedFences) {
   const metrics = new Metrics();
   const c: Claimer = new Claimer({
     db: pool,
+    readDb: pool,
     fences,
     deliver: (run) => delivered.push(run),
     reoffer: (run) => {

@@ -61,20 +61,20 @@ const DELIVERY_MATCHES = `r.id = $1 AND r.status = 'fired' AND r.fence = $2 AND 
 /**
  * completeRuns — fired → completed, and each one-shot job → completed, for a
  * batch of deliveries in one statement. $1 run ids int8[], $2 fences int8[],
- * $3 deliveries int[]. Returns the ids that matched their delivery.
+ * $3 deliveries int[]. Returns the deliveries that matched.
  */
 export const COMPLETE_RUNS = `
 WITH d AS (SELECT * FROM unnest($1::int8[], $2::int8[], $3::int[]) AS d(id, fence, deliveries)),
 run_out AS (
   UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL
   FROM d WHERE r.id = d.id AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries
-  RETURNING r.id, r.job_id
+  RETURNING r.id, r.job_id, d.fence, d.deliveries
 ), job_out AS (
   UPDATE jobs SET status = 'completed', updated_at = now()
   FROM run_out WHERE jobs.id = run_out.job_id AND jobs.status = 'active'
   RETURNING jobs.id
 )
-SELECT id FROM run_out`;
+SELECT id, fence, deliveries FROM run_out`;
 
 /** selectRetryPolicy — what failRun needs to compute a backoff. $1 run id. */
 export const SELECT_RETRY_POLICY = `
