@@ -154,7 +154,8 @@ export class WindowLoader {
    * to one lease TTL, telling nobody; this scan picks them up.
    */
   requestRepairAfter(ms: number): void {
-    if (this.delayedRepair) return;
+    // Re-armed to the latest request: every acquisition gets its full TTL of cover.
+    if (this.delayedRepair) clearTimeout(this.delayedRepair);
     this.delayedRepair = setTimeout(() => {
       this.delayedRepair = null;
       this.requestRepair();
