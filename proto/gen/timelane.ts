@@ -2,10 +2,12 @@ import type * as grpc from '@grpc/grpc-js';
 import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
 
 import type { Ack as _timelane_v1_Ack, Ack__Output as _timelane_v1_Ack__Output } from './timelane/v1/Ack.js';
+import type { AckBatch as _timelane_v1_AckBatch, AckBatch__Output as _timelane_v1_AckBatch__Output } from './timelane/v1/AckBatch.js';
 import type { AdminClient as _timelane_v1_AdminClient, AdminDefinition as _timelane_v1_AdminDefinition } from './timelane/v1/Admin.js';
 import type { CancelJobRequest as _timelane_v1_CancelJobRequest, CancelJobRequest__Output as _timelane_v1_CancelJobRequest__Output } from './timelane/v1/CancelJobRequest.js';
 import type { CancelJobResponse as _timelane_v1_CancelJobResponse, CancelJobResponse__Output as _timelane_v1_CancelJobResponse__Output } from './timelane/v1/CancelJobResponse.js';
 import type { Complete as _timelane_v1_Complete, Complete__Output as _timelane_v1_Complete__Output } from './timelane/v1/Complete.js';
+import type { CompleteBatch as _timelane_v1_CompleteBatch, CompleteBatch__Output as _timelane_v1_CompleteBatch__Output } from './timelane/v1/CompleteBatch.js';
 import type { DeliveredRun as _timelane_v1_DeliveredRun, DeliveredRun__Output as _timelane_v1_DeliveredRun__Output } from './timelane/v1/DeliveredRun.js';
 import type { DeliveryRef as _timelane_v1_DeliveryRef, DeliveryRef__Output as _timelane_v1_DeliveryRef__Output } from './timelane/v1/DeliveryRef.js';
 import type { DrainMemberRequest as _timelane_v1_DrainMemberRequest, DrainMemberRequest__Output as _timelane_v1_DrainMemberRequest__Output } from './timelane/v1/DrainMemberRequest.js';
@@ -32,6 +34,7 @@ import type { RescheduleJobRequest as _timelane_v1_RescheduleJobRequest, Resched
 import type { RescheduleJobResponse as _timelane_v1_RescheduleJobResponse, RescheduleJobResponse__Output as _timelane_v1_RescheduleJobResponse__Output } from './timelane/v1/RescheduleJobResponse.js';
 import type { RetryPolicy as _timelane_v1_RetryPolicy, RetryPolicy__Output as _timelane_v1_RetryPolicy__Output } from './timelane/v1/RetryPolicy.js';
 import type { Run as _timelane_v1_Run, Run__Output as _timelane_v1_Run__Output } from './timelane/v1/Run.js';
+import type { RunBatch as _timelane_v1_RunBatch, RunBatch__Output as _timelane_v1_RunBatch__Output } from './timelane/v1/RunBatch.js';
 import type { ScheduleBatchRequest as _timelane_v1_ScheduleBatchRequest, ScheduleBatchRequest__Output as _timelane_v1_ScheduleBatchRequest__Output } from './timelane/v1/ScheduleBatchRequest.js';
 import type { ScheduleBatchResponse as _timelane_v1_ScheduleBatchResponse, ScheduleBatchResponse__Output as _timelane_v1_ScheduleBatchResponse__Output } from './timelane/v1/ScheduleBatchResponse.js';
 import type { ScheduleRequest as _timelane_v1_ScheduleRequest, ScheduleRequest__Output as _timelane_v1_ScheduleRequest__Output } from './timelane/v1/ScheduleRequest.js';
@@ -40,6 +43,7 @@ import type { SchedulerClient as _timelane_v1_SchedulerClient, SchedulerDefiniti
 import type { ShardInfo as _timelane_v1_ShardInfo, ShardInfo__Output as _timelane_v1_ShardInfo__Output } from './timelane/v1/ShardInfo.js';
 import type { ShardMove as _timelane_v1_ShardMove, ShardMove__Output as _timelane_v1_ShardMove__Output } from './timelane/v1/ShardMove.js';
 import type { Subscribe as _timelane_v1_Subscribe, Subscribe__Output as _timelane_v1_Subscribe__Output } from './timelane/v1/Subscribe.js';
+import type { Subscribed as _timelane_v1_Subscribed, Subscribed__Output as _timelane_v1_Subscribed__Output } from './timelane/v1/Subscribed.js';
 import type { WorkRequest as _timelane_v1_WorkRequest, WorkRequest__Output as _timelane_v1_WorkRequest__Output } from './timelane/v1/WorkRequest.js';
 import type { WorkResponse as _timelane_v1_WorkResponse, WorkResponse__Output as _timelane_v1_WorkResponse__Output } from './timelane/v1/WorkResponse.js';
 import type { WorkerClient as _timelane_v1_WorkerClient, WorkerDefinition as _timelane_v1_WorkerDefinition } from './timelane/v1/Worker.js';
@@ -52,10 +56,12 @@ export interface ProtoGrpcType {
   timelane: {
     v1: {
       Ack: MessageTypeDefinition<_timelane_v1_Ack, _timelane_v1_Ack__Output>
+      AckBatch: MessageTypeDefinition<_timelane_v1_AckBatch, _timelane_v1_AckBatch__Output>
       Admin: SubtypeConstructor<typeof grpc.Client, _timelane_v1_AdminClient> & { service: _timelane_v1_AdminDefinition }
       CancelJobRequest: MessageTypeDefinition<_timelane_v1_CancelJobRequest, _timelane_v1_CancelJobRequest__Output>
       CancelJobResponse: MessageTypeDefinition<_timelane_v1_CancelJobResponse, _timelane_v1_CancelJobResponse__Output>
       Complete: MessageTypeDefinition<_timelane_v1_Complete, _timelane_v1_Complete__Output>
+      CompleteBatch: MessageTypeDefinition<_timelane_v1_CompleteBatch, _timelane_v1_CompleteBatch__Output>
       DeliveredRun: MessageTypeDefinition<_timelane_v1_DeliveredRun, _timelane_v1_DeliveredRun__Output>
       DeliveryMode: EnumTypeDefinition
       DeliveryRef: MessageTypeDefinition<_timelane_v1_DeliveryRef, _timelane_v1_DeliveryRef__Output>
@@ -84,6 +90,7 @@ export interface ProtoGrpcType {
       RescheduleJobResponse: MessageTypeDefinition<_timelane_v1_RescheduleJobResponse, _timelane_v1_RescheduleJobResponse__Output>
       RetryPolicy: MessageTypeDefinition<_timelane_v1_RetryPolicy, _timelane_v1_RetryPolicy__Output>
       Run: MessageTypeDefinition<_timelane_v1_Run, _timelane_v1_Run__Output>
+      RunBatch: MessageTypeDefinition<_timelane_v1_RunBatch, _timelane_v1_RunBatch__Output>
       RunStatus: EnumTypeDefinition
       ScheduleBatchRequest: MessageTypeDefinition<_timelane_v1_ScheduleBatchRequest, _timelane_v1_ScheduleBatchRequest__Output>
       ScheduleBatchResponse: MessageTypeDefinition<_timelane_v1_ScheduleBatchResponse, _timelane_v1_ScheduleBatchResponse__Output>
@@ -93,6 +100,7 @@ export interface ProtoGrpcType {
       ShardInfo: MessageTypeDefinition<_timelane_v1_ShardInfo, _timelane_v1_ShardInfo__Output>
       ShardMove: MessageTypeDefinition<_timelane_v1_ShardMove, _timelane_v1_ShardMove__Output>
       Subscribe: MessageTypeDefinition<_timelane_v1_Subscribe, _timelane_v1_Subscribe__Output>
+      Subscribed: MessageTypeDefinition<_timelane_v1_Subscribed, _timelane_v1_Subscribed__Output>
       WorkRequest: MessageTypeDefinition<_timelane_v1_WorkRequest, _timelane_v1_WorkRequest__Output>
       WorkResponse: MessageTypeDefinition<_timelane_v1_WorkResponse, _timelane_v1_WorkResponse__Output>
       Worker: SubtypeConstructor<typeof grpc.Client, _timelane_v1_WorkerClient> & { service: _timelane_v1_WorkerDefinition }

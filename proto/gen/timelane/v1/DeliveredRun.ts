@@ -16,6 +16,8 @@ export interface DeliveredRun {
   'idempotencyKey'?: (string);
   'leaseExpiresAtMs'?: (number | string | Long);
   'mode'?: (_timelane_v1_DeliveryMode);
+  'shard'?: (number);
+  'claimedAtMs'?: (number | string | Long);
 }
 
 export interface DeliveredRun__Output {
@@ -31,4 +33,6 @@ export interface DeliveredRun__Output {
   'idempotencyKey': (string);
   'leaseExpiresAtMs': (string);
   'mode': (_timelane_v1_DeliveryMode__Output);
+  'shard': (number);
+  'claimedAtMs': (string);
 }

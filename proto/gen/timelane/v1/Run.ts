@@ -19,6 +19,7 @@ export interface Run {
   'finishedAtMs'?: (number | string | Long);
   'error'?: (string);
   'leaseExpiresAtMs'?: (number | string | Long);
+  'claimedAtMs'?: (number | string | Long);
 }
 
 export interface Run__Output {
@@ -37,4 +38,5 @@ export interface Run__Output {
   'finishedAtMs': (string);
   'error': (string);
   'leaseExpiresAtMs': (string);
+  'claimedAtMs': (string);
 }

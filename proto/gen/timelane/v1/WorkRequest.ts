@@ -4,13 +4,15 @@ import type { Subscribe as _timelane_v1_Subscribe, Subscribe__Output as _timelan
 import type { Complete as _timelane_v1_Complete, Complete__Output as _timelane_v1_Complete__Output } from '../../timelane/v1/Complete.js';
 import type { Fail as _timelane_v1_Fail, Fail__Output as _timelane_v1_Fail__Output } from '../../timelane/v1/Fail.js';
 import type { Heartbeat as _timelane_v1_Heartbeat, Heartbeat__Output as _timelane_v1_Heartbeat__Output } from '../../timelane/v1/Heartbeat.js';
+import type { CompleteBatch as _timelane_v1_CompleteBatch, CompleteBatch__Output as _timelane_v1_CompleteBatch__Output } from '../../timelane/v1/CompleteBatch.js';
 
 export interface WorkRequest {
   'subscribe'?: (_timelane_v1_Subscribe | null);
   'complete'?: (_timelane_v1_Complete | null);
   'fail'?: (_timelane_v1_Fail | null);
   'heartbeat'?: (_timelane_v1_Heartbeat | null);
-  'msg'?: "subscribe"|"complete"|"fail"|"heartbeat";
+  'completes'?: (_timelane_v1_CompleteBatch | null);
+  'msg'?: "subscribe"|"complete"|"fail"|"heartbeat"|"completes";
 }
 
 export interface WorkRequest__Output {
@@ -18,5 +20,6 @@ export interface WorkRequest__Output {
   'complete'?: (_timelane_v1_Complete__Output | null);
   'fail'?: (_timelane_v1_Fail__Output | null);
   'heartbeat'?: (_timelane_v1_Heartbeat__Output | null);
-  'msg'?: "subscribe"|"complete"|"fail"|"heartbeat";
+  'completes'?: (_timelane_v1_CompleteBatch__Output | null);
+  'msg'?: "subscribe"|"complete"|"fail"|"heartbeat"|"completes";
 }
