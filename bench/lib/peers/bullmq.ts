@@ -56,7 +56,6 @@ export class BullmqAdapter implements PeerAdapter {
   private readonly res = new Resources();
   private readonly prefix = `tl_peers_${randomSuffix()}`;
   private url = '';
-  private redisPid: number | undefined;
   private hz = '';
   private queue: Queue<JobData> | undefined;
   private worker: Worker<JobData> | undefined;
@@ -84,9 +83,7 @@ export class BullmqAdapter implements PeerAdapter {
       const { url, prefix } = this;
       this.res.defer(`delete redis keys ${prefix}:*`, () => deleteRedisPrefix(url, `${prefix}:`));
     } else {
-      const server = await startPrivateRedis(['--hz', String(this.tuning.privateHz)], this.res);
-      this.url = server.url;
-      this.redisPid = server.pid;
+      this.url = (await startPrivateRedis(['--hz', String(this.tuning.privateHz)], this.res)).url;
     }
     this.hz = await serverHz(this.url);
     const queue = new Queue<JobData>(QUEUE, { connection: this.connection(), prefix: this.prefix });
@@ -131,8 +128,8 @@ export class BullmqAdapter implements PeerAdapter {
     return this.res.closeAll();
   }
 
-  pids(): { redis?: number } {
-    return { redis: this.redisPid };
+  daemonPid(): undefined {
+    return undefined;
   }
 
   database(): undefined {

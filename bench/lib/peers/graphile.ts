@@ -115,8 +115,8 @@ export class GraphileAdapter implements PeerAdapter {
     return this.res.closeAll();
   }
 
-  pids(): Record<string, never> {
-    return {};
+  daemonPid(): undefined {
+    return undefined;
   }
 
   database(): string | undefined {

@@ -90,8 +90,8 @@ export class PgbossAdapter implements PeerAdapter {
     return this.res.closeAll();
   }
 
-  pids(): Record<string, never> {
-    return {};
+  daemonPid(): undefined {
+    return undefined;
   }
 
   database(): string | undefined {

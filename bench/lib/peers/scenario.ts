@@ -123,7 +123,7 @@ class ReceiptBook {
 }
 
 function fireCpu(a: CpuSnapshot, b: CpuSnapshot, adapter: PeerAdapter): FireCpu {
-  const u = cpuBetween(a, b, { daemonPid: adapter.pids().daemon ?? 0, workerPid: process.pid, benchPid: process.pid, database: adapter.database() ?? '\0' });
+  const u = cpuBetween(a, b, { daemonPid: adapter.daemonPid() ?? 0, workerPid: process.pid, benchPid: process.pid, database: adapter.database() ?? '\0' });
   return { consumer: u.bench, daemon: u.daemon, postgresOurs: u.postgresOurs, postgresOther: u.postgresOther, redis: u.redis, machine: u.machine };
 }
 

@@ -137,8 +137,8 @@ export class TimelaneAdapter implements PeerAdapter {
     return this.res.closeAll();
   }
 
-  pids(): { daemon?: number } {
-    return { daemon: this.daemon?.pid };
+  daemonPid(): number | undefined {
+    return this.daemon?.pid;
   }
 
   database(): string | undefined {

@@ -40,8 +40,8 @@ export interface PeerAdapter {
   schedule(jobs: readonly PeerJob[], onScheduled: OnScheduled): Promise<void>;
   /** Stops and removes everything setup() and consume() started. Idempotent. */
   teardown(): Promise<void>;
-  /** Pids of processes this system runs apart from the bench (for the CPU figures). */
-  pids(): { daemon?: number; redis?: number };
+  /** The pid of the system's own server process, if it has one besides Postgres and Redis (timelane's daemon). */
+  daemonPid(): number | undefined;
   /** The Postgres database it uses, if any (its backends' CPU is counted). */
   database(): string | undefined;
 }
