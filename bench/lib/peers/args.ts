@@ -50,7 +50,7 @@ another; one table of received / lost / duplicates / lag / throughput.
   --assume-ingest <n>        jobs/s every system is assumed to schedule at, to place the first due time (default 5000)
   --chunk <n>                jobs per schedule call, 1..1000 (default 1000)
   --parallel <n>             schedule calls in flight (default 4)
-  --quiet-wait <s>           before each system, wait up to this long for the machine to be idle (default 30; 0 = don't)
+  --quiet-wait <s>           before each system, wait up to this long for the machine to be idle (default 60; 0 = don't)
   --quiet-below <pct>        "idle" = busy under this % of one core (default 25)
   --budget <s>               hard limit on the whole run (default: computed from the flags)
   --timelane-concurrency <n> worker credit (default 1000)
@@ -123,7 +123,7 @@ export function parsePeersArgs(argv: string[]): PeersOptions | 'help' {
     assumedIngestPerS: numberFlag('--assume-ingest', values['assume-ingest'], 5000, 100, 1_000_000),
     chunkSize: Math.round(numberFlag('--chunk', values.chunk, 1000, 1, 1000)),
     parallel: Math.round(numberFlag('--parallel', values.parallel, 4, 1, 64)),
-    quietWaitSeconds: numberFlag('--quiet-wait', values['quiet-wait'], 30, 0, 3600),
+    quietWaitSeconds: numberFlag('--quiet-wait', values['quiet-wait'], 60, 0, 3600),
     quietBelowPct: numberFlag('--quiet-below', values['quiet-below'], 25, 1, 10_000),
     budgetSeconds: values.budget === undefined ? undefined : numberFlag('--budget', values.budget, 0, 10, 86_400),
     timelaneConcurrency: Math.round(numberFlag('--timelane-concurrency', values['timelane-concurrency'], 1000, 1, 10_000)),

@@ -5,7 +5,7 @@
  */
 import type { MachineInfo } from '../machine.js';
 import { round } from '../stats.js';
-import type { SystemResult } from './scenario.js';
+import type { FireCpu, SystemResult } from './scenario.js';
 
 const int = (v: number): string => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '—');
 const ms = (v: number): string => (Number.isFinite(v) ? (Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(2)) : '—');
@@ -37,8 +37,13 @@ export function resultsTable(results: SystemResult[]): string {
   return table(head, rows);
 }
 
+/** Machine − everything attributed: the neighbours on a shared machine (and the kernel). */
+function othersPct(c: FireCpu): number {
+  return Math.max(0, c.machine - c.consumer - c.daemon - c.postgresOurs - c.postgresOther - c.redis);
+}
+
 export function cpuTable(results: SystemResult[]): string {
-  const head = ['system', 'busy before', 'consumer (bench)', 'daemon', 'pg (its db)', 'pg (other)', 'redis', 'machine'];
+  const head = ['system', 'busy before', 'consumer (bench)', 'daemon', 'pg (its db)', 'pg (other)', 'redis', 'other processes', 'machine'];
   const rows = results.map((r) => [
     r.system,
     pct(r.backgroundPct),
@@ -47,6 +52,7 @@ export function cpuTable(results: SystemResult[]): string {
     pct(r.cpu?.postgresOurs ?? Number.NaN),
     pct(r.cpu?.postgresOther ?? Number.NaN),
     pct(r.cpu?.redis ?? Number.NaN),
+    pct(r.cpu ? othersPct(r.cpu) : Number.NaN),
     pct(r.cpu?.machine ?? Number.NaN),
   ]);
   return table(head, rows);
@@ -81,7 +87,7 @@ function systemJson(r: SystemResult): Record<string, unknown> {
     scheduled_late: r.scheduledLate,
     planned: r.planned,
     cpu_pct: cpu
-      ? { consumer: round(cpu.consumer, 1), daemon: round(cpu.daemon, 1), postgres_own_db: round(cpu.postgresOurs, 1), postgres_other: round(cpu.postgresOther, 1), redis: round(cpu.redis, 1), machine: round(cpu.machine, 1) }
+      ? { consumer: round(cpu.consumer, 1), daemon: round(cpu.daemon, 1), postgres_own_db: round(cpu.postgresOurs, 1), postgres_other: round(cpu.postgresOther, 1), redis: round(cpu.redis, 1), other_processes: round(othersPct(cpu), 1), machine: round(cpu.machine, 1) }
       : null,
     busy_before_pct: round(r.backgroundPct, 1),
     tuning: r.tuning,
