@@ -46,6 +46,7 @@ import { assignShards } from './cluster/assignment.js';
 
 const SKEW_EVERY_MS = 5_000;
 const ANSWER_POOL_SIZE = 4;
+const LEASE_POOL_SIZE = 3;
 
 export class Daemon {
   readonly log: Logger;
@@ -54,6 +55,7 @@ export class Daemon {
   private db!: Db;
   private claimDb!: Db;
   private answerDb!: Db;
+  private leaseDb!: Db;
   private redis: Redis | null = null;
   private backend!: LeaseBackend;
   private shardCount = 0;
@@ -94,6 +96,8 @@ export class Daemon {
     this.claimDb = createPool({ ...dbOpts, poolSize: MAX_CLAIMS_IN_FLIGHT + 1 });
     // Worker answers (batched Completes) get their own few connections too.
     this.answerDb = createPool({ ...dbOpts, poolSize: ANSWER_POOL_SIZE });
+    // Leases (and fences) get a pool no API query uses: renewals never queue behind client traffic.
+    this.leaseDb = createPool({ ...dbOpts, poolSize: LEASE_POOL_SIZE });
     ({ shardCount: this.shardCount } = await checkSchema(this.db, cfg.databaseSchema));
 
     this.backend = this.createBackend();
@@ -256,13 +260,13 @@ export class Daemon {
     if (this.metricsServer) await new Promise<void>((r) => this.metricsServer?.close(() => r()));
     await this.backend?.close();
     this.redis?.disconnect();
-    await Promise.all([this.db, this.claimDb, this.answerDb].map((p) => p?.end().catch(() => undefined)));
+    await Promise.all([this.db, this.claimDb, this.answerDb, this.leaseDb].map((p) => p?.end().catch(() => undefined)));
     this.log.info('timelane daemon stopped');
   }
 
   private createBackend(): LeaseBackend {
     const cfg = this.config;
-    if (!cfg.redisUrl) return new PostgresLeaseBackend({ db: this.db, memberId: cfg.memberId, log: this.log });
+    if (!cfg.redisUrl) return new PostgresLeaseBackend({ leaseDb: this.leaseDb, memberId: cfg.memberId, log: this.log });
     // Fail fast while Redis is away: a lease we cannot prove must not wait in a queue.
     this.redis = new Redis(cfg.redisUrl, {
       maxRetriesPerRequest: 1,
@@ -271,7 +275,7 @@ export class Daemon {
       commandTimeout: Math.max(200, Math.floor(cfg.leaseTtlMs / 3)),
     });
     this.redis.on('error', (err) => this.log.debug({ err: String(err) }, 'redis connection error'));
-    return new RedisLeaseBackend({ redis: this.redis, db: this.db, prefix: cfg.redisPrefix, memberId: cfg.memberId, log: this.log });
+    return new RedisLeaseBackend({ redis: this.redis, leaseDb: this.leaseDb, prefix: cfg.redisPrefix, memberId: cfg.memberId, log: this.log });
   }
 
   private pinnedShards(): number[] {

@@ -7,9 +7,9 @@ import { PG_ACQUIRE_LEASE, PG_EXTEND_LEASE, RELEASE_SHARD, type FenceRow } from 
 /**
  * Postgres lease backend (embedded / single-node mode).
  *
- * Owns nothing but a reference to the pool. The lease lives in the `shards`
- * row: `owner` + `lease_expires_at`, judged by Postgres's own `now()`, so
- * member clocks never need to agree. States of a row: free (owner null or
+ * Owns nothing but a reference to its pool (`leaseDb`, the caller's). The
+ * lease lives in the `shards` row: `owner` + `lease_expires_at`, judged by
+ * Postgres's own `now()`, so member clocks never need to agree. States of a row: free (owner null or
  * lease expired) → held (owner, fence F, expiry in the future) → free again by
  * release or expiry.
  *
@@ -20,7 +20,10 @@ import { PG_ACQUIRE_LEASE, PG_EXTEND_LEASE, RELEASE_SHARD, type FenceRow } from 
  *   higher fence (a restarted daemon does not wait out its own lease);
  * - extend and release are conditional on the fence: a superseded
  *   acquisition can neither keep nor free the row;
- * - no method throws: an unreachable database means "no lease" (null/false).
+ * - no method throws: an unreachable database means "no lease" (null/false);
+ * - every statement runs on `leaseDb`, a pool no API query uses: a renewal
+ *   never queues behind client traffic (a read storm on a shared pool once
+ *   expired every lease of a single-node daemon).
  */
 
 /**
@@ -31,7 +34,12 @@ import { PG_ACQUIRE_LEASE, PG_EXTEND_LEASE, RELEASE_SHARD, type FenceRow } from 
 const VALIDITY_FACTOR = 0.9;
 
 export interface PostgresLeaseOptions {
-  db: Db;
+  /**
+   * Pool for lease statements only (acquire, extend, release) — small (2 is
+   * plenty) and never shared with API queries, so renewals cannot wait behind
+   * client traffic. Not closed by the backend.
+   */
+  leaseDb: Db;
   /** This daemon's member id, written to `shards.owner`. */
   memberId: string;
   log?: Logger;
@@ -39,12 +47,12 @@ export interface PostgresLeaseOptions {
 
 export class PostgresLeaseBackend implements LeaseBackend {
   readonly kind = 'postgres' as const;
-  private readonly db: Db;
+  private readonly leaseDb: Db;
   private readonly memberId: string;
   private readonly log: Logger | undefined;
 
   constructor(opts: PostgresLeaseOptions) {
-    this.db = opts.db;
+    this.leaseDb = opts.leaseDb;
     this.memberId = opts.memberId;
     this.log = opts.log;
   }
@@ -52,7 +60,7 @@ export class PostgresLeaseBackend implements LeaseBackend {
   async acquire(shard: number, ttlMs: number): Promise<ShardLease | null> {
     const start = performance.now();
     try {
-      const { rows } = await query<FenceRow>(this.db, PG_ACQUIRE_LEASE, [shard, this.memberId, Math.ceil(ttlMs)]);
+      const { rows } = await query<FenceRow>(this.leaseDb, PG_ACQUIRE_LEASE, [shard, this.memberId, Math.ceil(ttlMs)]);
       if (rows.length === 0) return null;
       return { shard, fence: rows[0].fence, validUntilMono: start + ttlMs * VALIDITY_FACTOR };
     } catch (err) {
@@ -64,7 +72,7 @@ export class PostgresLeaseBackend implements LeaseBackend {
   async extend(lease: ShardLease, ttlMs: number): Promise<boolean> {
     const start = performance.now();
     try {
-      const { rows } = await query<FenceRow>(this.db, PG_EXTEND_LEASE, [lease.shard, lease.fence, this.memberId, Math.ceil(ttlMs)]);
+      const { rows } = await query<FenceRow>(this.leaseDb, PG_EXTEND_LEASE, [lease.shard, lease.fence, this.memberId, Math.ceil(ttlMs)]);
       if (rows.length === 0) return false;
       lease.validUntilMono = start + ttlMs * VALIDITY_FACTOR;
       return true;
@@ -77,7 +85,7 @@ export class PostgresLeaseBackend implements LeaseBackend {
   async release(lease: ShardLease): Promise<void> {
     lease.validUntilMono = 0;
     try {
-      await query(this.db, RELEASE_SHARD, [lease.shard, lease.fence]);
+      await query(this.leaseDb, RELEASE_SHARD, [lease.shard, lease.fence]);
     } catch (err) {
       this.log?.warn({ err, shard: lease.shard }, 'pg lease: release failed (the lease will expire)');
     }

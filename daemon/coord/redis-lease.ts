@@ -22,7 +22,7 @@ type Lock = RedlockModule.Lock;
  * Owns: one Redlock instance (retryCount 0: acquire fails fast when the shard
  * is held, extend never retries) and the current redlock `Lock` of every shard
  * this member holds (redlock replaces the Lock object on every extend). The
- * Redis client and the pool belong to the caller.
+ * Redis client and the pool (`leaseDb`) belong to the caller.
  *
  * Keys: `${prefix}lease:${shard}` (redlock, PX ttl) and `${prefix}fence:${shard}`
  * (INCR counter, no expiry).
@@ -39,7 +39,9 @@ type Lock = RedlockModule.Lock;
  *   bounded number of times; a counter reset never locks owners out;
  * - a lease whose local validity (monotonic clock) ran out while it was being
  *   taken is given back instead of returned;
- * - no method throws: an unreachable Redis or Postgres means "no lease".
+ * - no method throws: an unreachable Redis or Postgres means "no lease";
+ * - the fence statements run on `leaseDb`, a pool no API query uses: taking or
+ *   giving back a shard never queues behind client traffic.
  *
  * The Redis client should fail fast rather than queue commands while
  * disconnected (e.g. `maxRetriesPerRequest: 1`, `commandTimeout` below the
@@ -61,8 +63,12 @@ return redis.call('INCR', KEYS[1])`;
 export interface RedisLeaseOptions {
   /** ioredis client used for leases and fence counters (not closed by the backend). */
   redis: Redis;
-  /** Pool holding the `shards` table (not closed by the backend). */
-  db: Db;
+  /**
+   * Pool for the fence statements only (record, read and clear a shard's
+   * fence in `shards`) — small and never shared with API queries, so taking a
+   * shard cannot wait behind client traffic. Not closed by the backend.
+   */
+  leaseDb: Db;
   /** Key prefix, e.g. "timelane:". */
   prefix: string;
   /** This daemon's member id, written to `shards.owner`. */
@@ -78,7 +84,7 @@ interface HeldLock {
 export class RedisLeaseBackend implements LeaseBackend {
   readonly kind = 'redis' as const;
   private readonly redis: Redis;
-  private readonly db: Db;
+  private readonly leaseDb: Db;
   private readonly prefix: string;
   private readonly memberId: string;
   private readonly log: Logger | undefined;
@@ -89,7 +95,7 @@ export class RedisLeaseBackend implements LeaseBackend {
 
   constructor(opts: RedisLeaseOptions) {
     this.redis = opts.redis;
-    this.db = opts.db;
+    this.leaseDb = opts.leaseDb;
     this.prefix = opts.prefix;
     this.memberId = opts.memberId;
     this.log = opts.log;
@@ -164,7 +170,7 @@ export class RedisLeaseBackend implements LeaseBackend {
     }
   }
 
-  /** Forgets held locks (they expire by TTL); the Redis client and pool belong to the caller. */
+  /** Forgets held locks (they expire by TTL); the Redis client and `leaseDb` belong to the caller. */
   async close(): Promise<void> {
     this.closed = true;
     this.locks.clear();
@@ -178,13 +184,13 @@ export class RedisLeaseBackend implements LeaseBackend {
   private async issueAndRecord(shard: number, validUntilMono: number): Promise<number | null> {
     let token = await this.redis.incr(this.fenceKey(shard));
     for (let attempt = 1; ; attempt++) {
-      const recorded = await query<FenceRow>(this.db, RECORD_FENCE, [shard, token, this.memberId]);
+      const recorded = await query<FenceRow>(this.leaseDb, RECORD_FENCE, [shard, token, this.memberId]);
       if (recorded.rows.length > 0) return recorded.rows[0].fence;
       if (attempt >= MAX_RECORD_ATTEMPTS || performance.now() >= validUntilMono) {
         this.log?.warn({ shard, token, attempt }, 'redis lease: could not record a fresh fence');
         return null;
       }
-      const current = await query<FenceRow>(this.db, SELECT_FENCE, [shard]);
+      const current = await query<FenceRow>(this.leaseDb, SELECT_FENCE, [shard]);
       if (current.rows.length === 0) {
         this.log?.warn({ shard }, 'redis lease: no such shard in Postgres');
         return null;
@@ -210,7 +216,7 @@ export class RedisLeaseBackend implements LeaseBackend {
 
   private async clearOwner(shard: number, fence: number): Promise<void> {
     try {
-      await query(this.db, RELEASE_SHARD, [shard, fence]);
+      await query(this.leaseDb, RELEASE_SHARD, [shard, fence]);
     } catch (err) {
       this.log?.warn({ err, shard }, 'redis lease: clearing the owner in Postgres failed');
     }

@@ -80,8 +80,8 @@ export class DaemonParts {
       repairIntervalMs: opts.repairIntervalMs ?? 600_000,
     });
     this.backend = opts.redis
-      ? new RedisLeaseBackend({ redis: opts.redis.client, db: opts.db, prefix: opts.redis.prefix, memberId, log: silentLogger })
-      : new PostgresLeaseBackend({ db: opts.db, memberId, log: silentLogger });
+      ? new RedisLeaseBackend({ redis: opts.redis.client, leaseDb: opts.db, prefix: opts.redis.prefix, memberId, log: silentLogger })
+      : new PostgresLeaseBackend({ leaseDb: opts.db, memberId, log: silentLogger });
     this.leases = new ShardLeaseManager(
       this.backend,
       { ttlMs: opts.leaseTtlMs ?? 3_000, log: silentLogger },

@@ -75,7 +75,7 @@ interface Backends {
 const backends: Backends[] = [
   {
     name: 'postgres',
-    make: (memberId) => new PostgresLeaseBackend({ db: db.pool, memberId, log: silentLogger }),
+    make: (memberId) => new PostgresLeaseBackend({ leaseDb: db.pool, memberId, log: silentLogger }),
     expireInStore: async (shard) => {
       await db.pool.query(`UPDATE shards SET lease_expires_at = now() - interval '1 second' WHERE shard = $1`, [shard]);
     },
@@ -83,7 +83,7 @@ const backends: Backends[] = [
   },
   {
     name: 'redis',
-    make: (memberId) => new RedisLeaseBackend({ redis, db: db.pool, prefix, memberId, log: silentLogger }),
+    make: (memberId) => new RedisLeaseBackend({ redis, leaseDb: db.pool, prefix, memberId, log: silentLogger }),
     expireInStore: async (shard) => {
       await redis.del(`${prefix}lease:${shard}`);
     },

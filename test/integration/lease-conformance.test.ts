@@ -50,11 +50,11 @@ async function redisHarness(): Promise<RedisHarness> {
     prefix,
     admin,
     make: (memberId, pool = db.pool) =>
-      keep(new RedisLeaseBackend({ redis: client(new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })), db: pool, prefix, memberId, log: silentLogger })),
+      keep(new RedisLeaseBackend({ redis: client(new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })), leaseDb: pool, prefix, memberId, log: silentLogger })),
     makeUnreachable: (memberId) => {
       const dead = client(new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null }));
       dead.on('error', () => undefined); // ECONNREFUSED is the point of this client
-      return keep(new RedisLeaseBackend({ redis: dead, db: db.pool, prefix, memberId, log: silentLogger }));
+      return keep(new RedisLeaseBackend({ redis: dead, leaseDb: db.pool, prefix, memberId, log: silentLogger }));
     },
     async close() {
       await Promise.all(backends.map((b) => b.close()));
@@ -74,7 +74,7 @@ async function postgresHarness(): Promise<Harness> {
   return {
     db,
     make: (memberId, pool = db.pool) => {
-      const b = new PostgresLeaseBackend({ db: pool, memberId, log: silentLogger });
+      const b = new PostgresLeaseBackend({ leaseDb: pool, memberId, log: silentLogger });
       backends.push(b);
       return b;
     },

@@ -49,7 +49,7 @@ async function redisHarness(): Promise<Harness> {
     make(memberId) {
       const redis = client();
       clients.push(redis);
-      const b = new RedisLeaseBackend({ redis, db: db.pool, prefix, memberId, log: silentLogger });
+      const b = new RedisLeaseBackend({ redis, leaseDb: db.pool, prefix, memberId, log: silentLogger });
       backends.push(b);
       return b;
     },
@@ -74,7 +74,7 @@ async function postgresHarness(): Promise<Harness> {
   return {
     db,
     make(memberId) {
-      const b = new PostgresLeaseBackend({ db: db.pool, memberId, log: silentLogger });
+      const b = new PostgresLeaseBackend({ leaseDb: db.pool, memberId, log: silentLogger });
       backends.push(b);
       return b;
     },
@@ -424,7 +424,7 @@ describe('ShardLeaseManager over a private redis-server that dies, restarts empt
     // Fail fast while disconnected, reconnect quickly.
     redis = track(new Redis({ port: server.port, maxRetriesPerRequest: 1, retryStrategy: () => 100 }), 'redis client');
     redis.on('error', () => undefined);
-    backend = new RedisLeaseBackend({ redis, db: db.pool, prefix: 'tl:', memberId: 'member-a', log: silentLogger });
+    backend = new RedisLeaseBackend({ redis, leaseDb: db.pool, prefix: 'tl:', memberId: 'member-a', log: silentLogger });
   });
   afterAll(async () => {
     if (m) {
