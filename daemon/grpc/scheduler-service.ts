@@ -8,11 +8,12 @@ import * as v from './validate.js';
 import { invalidArgument } from '../errors.js';
 import type { Scheduled } from '../scheduling/scheduling-service.js';
 import type { ScheduleResponse } from '../../proto/gen/timelane/v1/ScheduleResponse.js';
+import { ReadGate, readGateLimits } from './read-gate.js';
 
 /** Wraps an async handler: result → callback, error → mapped status. */
-function unary<Req, Res>(ctx: ApiContext, fn: (req: Req) => Promise<Res>) {
+function unary<Req, Res>(ctx: ApiContext, fn: (req: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>) {
   return (call: ServerUnaryCall<Req, Res>, cb: sendUnaryData<Res>): void => {
-    fn(call.request).then(
+    fn(call.request, call).then(
       (res) => cb(null, res),
       (err: unknown) => cb(toServiceError(err, ctx.log)),
     );
@@ -23,7 +24,17 @@ const scheduledToWire = (s: Scheduled): ScheduleResponse => ({ job: jobToWire(s.
 
 const MAX_BATCH = 1000;
 
+/** Aborts when the call is cancelled (client gone, deadline passed). */
+function cancelSignal(call: ServerUnaryCall<unknown, unknown>): AbortSignal {
+  const ac = new AbortController();
+  if (call.cancelled) ac.abort();
+  else call.once('cancelled', () => ac.abort());
+  return ac.signal;
+}
+
 export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
+  // Page reads hold at most half the API pool: a read storm cannot starve ingest.
+  const listGate = new ReadGate({ what: 'ListRuns', ...readGateLimits(ctx.db.options.max ?? 10) });
   return {
     Schedule: unary(ctx, async (req) => {
       const input = v.scheduleInput(req, ctx.wallNow(), ctx.limits);
@@ -45,15 +56,16 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
       return { job: jobToWire(job), runs: runs.map(runToWire) };
     }),
     GetRun: unary(ctx, async (req) => ({ run: runToWire(await ctx.scheduling.getRun(v.runId('run_id', req.runId))) })),
-    ListRuns: unary(ctx, async (req) => {
+    ListRuns: unary(ctx, async (req, call) => {
       const limit = v.pageSize('page_size', req.pageSize);
-      const runs = await ctx.scheduling.listRuns({
+      const filter = {
         jobId: req.jobId ? v.jobId('job_id', req.jobId) : null,
         queue: req.queue ? v.queueName('queue', req.queue) : null,
         status: v.runStatusFilter('status', req.status),
         afterId: v.pageToken('page_token', req.pageToken),
         limit,
-      });
+      };
+      const runs = await listGate.run(() => ctx.scheduling.listRuns(filter), cancelSignal(call));
       return { runs: runs.map(runToWire), nextPageToken: runs.length === limit ? String(runs[runs.length - 1].id) : '' };
     }),
     CancelJob: unary(ctx, async (req) => {
