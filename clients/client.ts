@@ -20,9 +20,11 @@ import type { ScheduleBatchResponse__Output as ScheduleBatchOut } from '../proto
 import type { ScheduleResponse__Output as ScheduleOut } from '../proto/gen/timelane/v1/ScheduleResponse.js';
 import type { AdminClient } from '../proto/gen/timelane/v1/Admin.js';
 import type { SchedulerClient } from '../proto/gen/timelane/v1/Scheduler.js';
-import { jobInfo, memberInfo, runInfo, runStatusToWire, scheduleRequest, shardInfo, shardMoveInfo, waitMs, whenFields } from './convert.js';
+import { batchScheduled, jobInfo, memberInfo, runInfo, runStatusToWire, scheduleRequest, shardInfo, shardMoveInfo, waitMs, whenFields } from './convert.js';
 import { timelaneV1 } from './proto.js';
+import type { ScheduleRequest } from '../proto/gen/timelane/v1/ScheduleRequest.js';
 import type {
+  BatchScheduled,
   CancelResult,
   DrainMemberOptions,
   DrainResult,
@@ -36,6 +38,7 @@ import type {
   RescheduleInput,
   RunInfo,
   RunPage,
+  ScheduleBatchOptions,
   ScheduleInput,
   ScheduleResult,
   ShardInfo,
@@ -49,6 +52,13 @@ export interface TimelaneClientOptions {
 }
 
 export const DEFAULT_ADDRESS = '127.0.0.1:7070';
+
+/** Most schedules in one scheduleBatch call (the daemon refuses more). */
+export const MAX_BATCH = 1000;
+/** Largest ScheduleBatch request the daemon accepts, in bytes (its gRPC receive limit). */
+export const MAX_BATCH_BYTES = 64 * 1024 * 1024;
+/** Encoded bytes of one request besides its payload and names (tags, due time, settings), rounded up. */
+const REQUEST_OVERHEAD = 40;
 
 type Invoke<Res> = (options: grpc.CallOptions, callback: grpc.requestCallback<Res>) => unknown;
 
@@ -74,11 +84,29 @@ export class TimelaneClient {
     return toSchedule(res);
   }
 
-  /** Schedules 1..1000 jobs in one transaction: all or none. Results are in input order. */
-  async scheduleBatch(inputs: ScheduleInput[]): Promise<ScheduleResult[]> {
-    const requests = inputs.map(scheduleRequest);
-    const res = await this.call<ScheduleBatchOut>((o, cb) => this.scheduler.scheduleBatch({ requests }, o, cb));
-    return res.results.map(toSchedule);
+  /**
+   * Schedules 1..1000 jobs in one transaction: all or none. Results are in
+   * input order and hold ids, shard, due time and status, never payloads, so
+   * the reply stays small (about 60 bytes per input) whatever the payloads.
+   * The request must encode to at most 64 MiB (the daemon's receive limit):
+   * a larger batch is refused here with a RangeError. With `batchId`, a
+   * retried batch is never applied twice (see ScheduleBatchOptions).
+   */
+  async scheduleBatch(inputs: readonly ScheduleInput[], opts: ScheduleBatchOptions = {}): Promise<BatchScheduled[]> {
+    if (inputs.length === 0 || inputs.length > MAX_BATCH) throw new RangeError(`inputs: must hold 1..${MAX_BATCH} schedules (got ${inputs.length})`);
+    const requests = new Array<ScheduleRequest>(inputs.length);
+    let bytes = 0;
+    for (let k = 0; k < inputs.length; k++) {
+      const r = scheduleRequest(inputs[k]);
+      bytes += (r.payload as Buffer).length + (r.queue?.length ?? 0) + (r.namespace?.length ?? 0) + (r.dedupeKey?.length ?? 0) + REQUEST_OVERHEAD;
+      requests[k] = r;
+    }
+    if (bytes > MAX_BATCH_BYTES) throw new RangeError(`inputs: the batch encodes to about ${bytes} bytes, over the daemon's ${MAX_BATCH_BYTES}-byte limit; split it`);
+    const req = { requests, batchId: opts.batchId ?? '' };
+    const res = await this.call<ScheduleBatchOut>((o, cb) => this.scheduler.scheduleBatch(req, o, cb));
+    const out = new Array<BatchScheduled>(res.scheduled.length);
+    for (let k = 0; k < out.length; k++) out[k] = batchScheduled(res.scheduled[k]);
+    return out;
   }
 
   async getJob(jobId: string): Promise<JobWithRuns> {

@@ -13,10 +13,12 @@ import type { RetryPolicy } from '../proto/gen/timelane/v1/RetryPolicy.js';
 import type { Run__Output } from '../proto/gen/timelane/v1/Run.js';
 import type { RunStatus, RunStatus__Output } from '../proto/gen/timelane/v1/RunStatus.js';
 import type { ScheduleRequest } from '../proto/gen/timelane/v1/ScheduleRequest.js';
+import type { ScheduledRef__Output } from '../proto/gen/timelane/v1/ScheduledRef.js';
 import type { ShardInfo__Output } from '../proto/gen/timelane/v1/ShardInfo.js';
 import type { ShardMove__Output } from '../proto/gen/timelane/v1/ShardMove.js';
 import type {
   AckInfo,
+  BatchScheduled,
   DeliveredRunInfo,
   DeliveryModeName,
   JobInfo,
@@ -37,17 +39,20 @@ export function int64(value: string | undefined): number {
   return Number(value);
 }
 
+const NO_BYTES = Buffer.alloc(0);
+
 export function payloadBytes(payload: PayloadInput | undefined): Buffer {
-  if (payload === undefined || payload === null) return Buffer.alloc(0);
+  if (payload === undefined || payload === null) return NO_BYTES;
   if (Buffer.isBuffer(payload)) return payload;
   if (payload instanceof Uint8Array) return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   if (typeof payload === 'string') return Buffer.from(payload, 'utf8');
   return Buffer.from(JSON.stringify(payload), 'utf8');
 }
 
-function wholeMs(field: string, value: number): string {
+/** An int64 field as a number: protobufjs encodes numbers far cheaper than decimal strings. */
+function wholeMs(field: string, value: number): number {
   if (!Number.isFinite(value)) throw new RangeError(`${field}: must be a finite number of milliseconds`);
-  return String(Math.round(value));
+  return Math.round(value);
 }
 
 /** The `when` oneof of ScheduleRequest / RescheduleJobRequest: at, delay, or now. */
@@ -86,6 +91,15 @@ export function scheduleRequest(input: ScheduleInput): ScheduleRequest {
     delivery: input.delivery ? DELIVERY_TO_WIRE[input.delivery] : 'DELIVERY_MODE_UNSPECIFIED',
     retry: retryToWire(input.retry),
     leaseMs: input.leaseMs ?? 0,
+  };
+}
+
+/** One ScheduleBatch answer as the library hands it out. */
+export function batchScheduled(r: ScheduledRef__Output): BatchScheduled {
+  return {
+    job: { id: r.jobId, shard: r.shard, delivery: deliveryName(r.delivery) },
+    run: { id: r.runId, jobId: r.jobId, shard: r.shard, dueAtMs: int64(r.dueAtMs), status: RUN_STATUS[r.status] ?? 'unspecified' },
+    deduplicated: r.deduplicated,
   };
 }
 

@@ -184,6 +184,30 @@ export interface ScheduleResult {
   deduplicated: boolean;
 }
 
+/**
+ * What `scheduleBatch` reports about one input: identities and timing, never
+ * the payload or the job's settings (`getJob` returns those).
+ */
+export interface BatchScheduled {
+  /** `delivery` is the existing job's when deduplicated. */
+  job: Pick<JobInfo, 'id' | 'shard' | 'delivery'>;
+  /** The job's first run; its due time and status are the existing run's when deduplicated. */
+  run: Pick<RunInfo, 'id' | 'jobId' | 'shard' | 'dueAtMs' | 'status'>;
+  /** True when `dedupeKey` matched an existing job (or an earlier input of the batch) and nothing was created. */
+  deduplicated: boolean;
+}
+
+export interface ScheduleBatchOptions {
+  /**
+   * Batch idempotency key, 1..128 chars of [A-Za-z0-9_.:-]. Resending a batch
+   * with the same key (after a lost reply, a timeout, UNAVAILABLE) schedules
+   * nothing twice: if the first attempt committed, the reply describes it
+   * (same ids). Every input must use the same namespace; resend the same
+   * inputs. Keys are kept at least 24 hours; never reuse one for another batch.
+   */
+  batchId?: string;
+}
+
 export interface JobWithRuns {
   job: JobInfo;
   /** Every attempt, oldest first. */

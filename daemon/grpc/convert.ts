@@ -3,6 +3,8 @@ import type { FiredRunRow, JobRow, RunRow } from '../db/queries/columns.js';
 import type { Job } from '../../proto/gen/timelane/v1/Job.js';
 import type { Run } from '../../proto/gen/timelane/v1/Run.js';
 import type { DeliveredRun } from '../../proto/gen/timelane/v1/DeliveredRun.js';
+import type { ScheduledRef } from '../../proto/gen/timelane/v1/ScheduledRef.js';
+import type { ScheduleInput, Scheduled } from '../scheduling/types.js';
 
 const JOB_STATUS = { active: 'JOB_ACTIVE', completed: 'JOB_COMPLETED', dead: 'JOB_DEAD', cancelled: 'JOB_CANCELLED' } as const;
 const RUN_STATUS = {
@@ -69,5 +71,51 @@ export function deliveredToWire(r: FiredRunRow): DeliveredRun {
     idempotencyKey: r.idempotency_key,
     leaseExpiresAtMs: i64(r.lease_expires_at_ms),
     mode: DELIVERY[r.delivery],
+  };
+}
+
+/** One ScheduleBatch answer: references only, never the payload. due_at_ms goes out as a number (cheaper to encode than a decimal string). */
+export function scheduledToWire(s: Scheduled): ScheduledRef {
+  return {
+    jobId: s.job.id,
+    runId: String(s.run.id),
+    shard: s.run.shard,
+    dueAtMs: s.run.due_at_ms,
+    status: RUN_STATUS[s.run.status],
+    delivery: DELIVERY[s.job.delivery],
+    deduplicated: s.deduplicated,
+  };
+}
+
+/** The Job a Schedule just created, from its input: what the insert wrote (timestamps are the daemon's clock). */
+export function newJobToWire(s: Scheduled, i: ScheduleInput, nowMs: number): Job {
+  return {
+    id: s.job.id,
+    namespace: i.namespace,
+    queue: i.queue,
+    payload: i.payload,
+    priority: i.priority,
+    dedupeKey: i.dedupeKey ?? '',
+    delivery: DELIVERY[i.delivery],
+    retry: { maxAttempts: i.maxAttempts, initialBackoffMs: i.initialBackoffMs, maxBackoffMs: i.maxBackoffMs },
+    leaseMs: i.leaseMs,
+    status: 'JOB_ACTIVE',
+    shard: s.job.shard,
+    createdAtMs: i64(nowMs),
+    updatedAtMs: i64(nowMs),
+  };
+}
+
+/** The first Run a Schedule just created (not fired: every other field is its zero). */
+export function newRunToWire(s: Scheduled, queue: string): Run {
+  return {
+    id: String(s.run.id),
+    jobId: s.job.id,
+    queue,
+    shard: s.run.shard,
+    attempt: 1,
+    status: RUN_STATUS[s.run.status],
+    dueAtMs: i64(s.run.due_at_ms),
+    idempotencyKey: `${s.job.id}:${s.run.due_at_ms}`,
   };
 }

@@ -3,11 +3,9 @@ import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import type { SchedulerHandlers } from '../../proto/gen/timelane/v1/Scheduler.js';
 import type { ApiContext } from './context.js';
 import { toServiceError } from './status.js';
-import { jobToWire, runToWire } from './convert.js';
+import { jobToWire, newJobToWire, newRunToWire, runToWire, scheduledToWire } from './convert.js';
 import * as v from './validate.js';
-import { invalidArgument } from '../errors.js';
-import type { Scheduled } from '../scheduling/scheduling-service.js';
-import type { ScheduleResponse } from '../../proto/gen/timelane/v1/ScheduleResponse.js';
+import type { ScheduledRef } from '../../proto/gen/timelane/v1/ScheduledRef.js';
 import { ReadGate, readGateLimits } from './read-gate.js';
 
 /** Wraps an async handler: result → callback, error → mapped status. */
@@ -19,10 +17,6 @@ function unary<Req, Res>(ctx: ApiContext, fn: (req: Req, call: ServerUnaryCall<R
     );
   };
 }
-
-const scheduledToWire = (s: Scheduled): ScheduleResponse => ({ job: jobToWire(s.job), run: runToWire(s.run), deduplicated: s.deduplicated });
-
-const MAX_BATCH = 1000;
 
 /** Aborts when the call is cancelled (client gone, deadline passed). */
 function cancelSignal(call: ServerUnaryCall<unknown, unknown>): AbortSignal {
@@ -37,19 +31,29 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
   const listGate = new ReadGate({ what: 'ListRuns', ...readGateLimits(ctx.db.options.max ?? 10) });
   return {
     Schedule: unary(ctx, async (req) => {
-      const input = v.scheduleInput(req, ctx.wallNow(), ctx.limits);
-      const [res] = await ctx.scheduling.schedule([input]);
-      ctx.metrics.scheduled.inc(res.deduplicated ? 0 : 1);
-      return scheduledToWire(res);
-    }),
-    ScheduleBatch: unary(ctx, async (req) => {
-      const n = req.requests.length;
-      if (n === 0 || n > MAX_BATCH) throw invalidArgument('requests', `must hold 1..${MAX_BATCH} requests (got ${n})`);
       const now = ctx.wallNow();
-      const inputs = req.requests.map((r, i) => v.scheduleInput(r, now, ctx.limits, `requests[${i}].`));
-      const results = await ctx.scheduling.schedule(inputs);
-      ctx.metrics.scheduled.inc(results.filter((r) => !r.deduplicated).length);
-      return { results: results.map(scheduledToWire) };
+      const input = v.scheduleInput(req, now, ctx.limits);
+      const [s] = await ctx.scheduling.schedule([input]);
+      if (!s.deduplicated) {
+        ctx.metrics.scheduled.inc(1);
+        return { job: newJobToWire(s, input, now), run: newRunToWire(s, input.queue), deduplicated: false };
+      }
+      const { job, runs } = await ctx.scheduling.getJob(s.job.id);
+      return { job: jobToWire(job), run: runToWire(runs[0]), deduplicated: true };
+    }),
+    // Replies with references only (ids, shard, due time, status): never the
+    // payloads, so a committed batch cannot fail on the caller's receive limit.
+    ScheduleBatch: unary(ctx, async (req) => {
+      const { inputs, batchId } = v.scheduleBatch(req, ctx.wallNow(), ctx.limits);
+      const { scheduled, replayed } = await ctx.scheduling.scheduleBatch(inputs, batchId);
+      const wire = new Array<ScheduledRef>(scheduled.length);
+      let created = 0;
+      for (let k = 0; k < scheduled.length; k++) {
+        wire[k] = scheduledToWire(scheduled[k]);
+        if (!scheduled[k].deduplicated) created++;
+      }
+      if (!replayed) ctx.metrics.scheduled.inc(created);
+      return { scheduled: wire, replayed };
     }),
     GetJob: unary(ctx, async (req) => {
       const { job, runs } = await ctx.scheduling.getJob(v.jobId('job_id', req.jobId));

@@ -7,6 +7,7 @@ import { invalidArgument } from '../errors.js';
 import type { DeliveryMode, RunStatus } from '../db/queries/columns.js';
 import type { ScheduleInput } from '../scheduling/scheduling-service.js';
 import type { ScheduleRequest__Output } from '../../proto/gen/timelane/v1/ScheduleRequest.js';
+import type { ScheduleBatchRequest__Output } from '../../proto/gen/timelane/v1/ScheduleBatchRequest.js';
 import type { DeliveryRef__Output } from '../../proto/gen/timelane/v1/DeliveryRef.js';
 import type { Subscribe__Output } from '../../proto/gen/timelane/v1/Subscribe.js';
 
@@ -104,6 +105,29 @@ export function scheduleInput(req: ScheduleRequest__Output, nowMs: number, limit
   if (maxBackoffMs < initialBackoffMs) throw invalidArgument(`${prefix}retry.max_backoff_ms`, 'must be at least retry.initial_backoff_ms');
   const leaseMs = req.leaseMs ? intIn(`${prefix}lease_ms`, req.leaseMs, 1_000, 3_600_000) : limits.defaultLeaseMs;
   return { namespace, queue, payload, dueAtMs, priority, dedupeKey: req.dedupeKey || null, delivery, maxAttempts, initialBackoffMs, maxBackoffMs, leaseMs };
+}
+
+/** Most requests in one ScheduleBatch. */
+export const MAX_BATCH = 1000;
+const BATCH_ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+export interface ScheduleBatchInput {
+  inputs: ScheduleInput[];
+  /** Batch idempotency key; null when the request names none. */
+  batchId: string | null;
+}
+
+export function scheduleBatch(req: ScheduleBatchRequest__Output, nowMs: number, limits: Limits): ScheduleBatchInput {
+  const n = req.requests.length;
+  if (n === 0 || n > MAX_BATCH) throw invalidArgument('requests', `must hold 1..${MAX_BATCH} requests (got ${n})`);
+  const inputs = new Array<ScheduleInput>(n);
+  for (let i = 0; i < n; i++) inputs[i] = scheduleInput(req.requests[i], nowMs, limits, `requests[${i}].`);
+  if (!req.batchId) return { inputs, batchId: null };
+  if (!BATCH_ID_RE.test(req.batchId)) throw invalidArgument('batch_id', `must be 1..128 chars of [A-Za-z0-9_.:-] (got "${req.batchId.slice(0, 140)}")`);
+  const ns = inputs[0].namespace;
+  const other = inputs.findIndex((i) => i.namespace !== ns);
+  if (other >= 0) throw invalidArgument(`requests[${other}].namespace`, `must be "${ns}" like requests[0]: a batch with batch_id uses one namespace`);
+  return { inputs, batchId: req.batchId };
 }
 
 const RUN_STATUS: Record<string, RunStatus | null> = {

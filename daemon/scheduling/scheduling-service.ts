@@ -3,46 +3,19 @@
  * gRPC. Durable before acknowledged: every method resolves only after its
  * statement committed. A committed run due within the window reaches its
  * owner at once — directly when this daemon owns the shard, otherwise by
- * `pg_notify` in the inserting transaction (delivered on commit).
+ * `pg_notify` in the inserting transaction (delivered on commit). The batch
+ * write path is schedule-batch.ts.
  */
-import { randomUUID } from 'node:crypto';
-import type { Db, Queryable } from '../db/pool.js';
+import type { Queryable } from '../db/pool.js';
 import { query, transaction } from '../db/pool.js';
-import type { DeliveryMode, JobRow, RunRow, RunStatus } from '../db/queries/columns.js';
-import {
-  CANCEL_JOB,
-  INSERT_JOBS,
-  LIST_RUNS,
-  RESCHEDULE_JOB,
-  SELECT_BY_DEDUPE,
-  SELECT_FIRST_RUNS,
-  SELECT_JOB,
-  SELECT_RUN,
-  SELECT_RUNS_OF_JOB,
-} from '../db/queries/jobs.js';
+import type { JobRow, RunRow, RunStatus } from '../db/queries/columns.js';
+import { CANCEL_JOB, LIST_RUNS, RESCHEDULE_JOB, SELECT_JOB, SELECT_RUN, SELECT_RUNS_OF_JOB } from '../db/queries/jobs.js';
 import { failedPrecondition, notFound } from '../errors.js';
-import { shardOf } from '../shard-of.js';
 import { publishNearDue, type NearDueRun } from '../slow/notifications.js';
+import { scheduleBatch } from './schedule-batch.js';
+import type { ScheduleInput, Scheduled, ScheduledBatch, SchedulingDeps } from './types.js';
 
-export interface ScheduleInput {
-  namespace: string;
-  queue: string;
-  payload: Buffer;
-  dueAtMs: number;
-  priority: number;
-  dedupeKey: string | null;
-  delivery: DeliveryMode;
-  maxAttempts: number;
-  initialBackoffMs: number;
-  maxBackoffMs: number;
-  leaseMs: number;
-}
-
-export interface Scheduled {
-  job: JobRow;
-  run: RunRow;
-  deduplicated: boolean;
-}
+export type { ScheduleInput, Scheduled, ScheduledBatch, SchedulingDeps } from './types.js';
 
 export interface ListRunsFilter {
   jobId: string | null;
@@ -52,85 +25,21 @@ export interface ListRunsFilter {
   limit: number;
 }
 
-export interface SchedulingDeps {
-  db: Db;
-  schema: string;
-  shardCount: number;
-  windowMs: number;
-  wallNow: () => number;
-  /** True when this daemon owns the shard (its loader takes runs directly). */
-  ownsShard: (shard: number) => boolean;
-  /** Hands a committed run to this daemon's loader. */
-  offerLocal: (run: NearDueRun) => void;
-}
-
 export class SchedulingService {
   constructor(private readonly deps: SchedulingDeps) {}
 
   /** Schedules one-shot jobs, all or none, in request order. */
   async schedule(inputs: readonly ScheduleInput[]): Promise<Scheduled[]> {
-    const now = this.deps.wallNow();
-    const ids = inputs.map(() => randomUUID());
-    const shards = ids.map((id) => shardOf(id, this.deps.shardCount));
-    const params = [
-      ids,
-      inputs.map((i) => i.namespace),
-      inputs.map((i) => i.queue),
-      shards,
-      inputs.map((i) => i.payload),
-      inputs.map((i) => i.priority),
-      inputs.map((i) => i.dedupeKey),
-      inputs.map((i) => i.delivery),
-      inputs.map((i) => i.maxAttempts),
-      inputs.map((i) => i.initialBackoffMs),
-      inputs.map((i) => i.maxBackoffMs),
-      inputs.map((i) => i.leaseMs),
-      inputs.map((i) => i.dueAtMs),
-    ];
-    type Inserted = { id: number; job_id: string; shard: number; priority: number; due_at_ms: number };
-    const remote = (rows: Inserted[]): NearDueRun[] =>
-      rows.filter((r) => r.due_at_ms <= now + this.deps.windowMs && !this.deps.ownsShard(r.shard)).map(toNearDue);
-    // Only a batch with near-due runs for other owners needs the notify in its transaction.
-    const mayNotify = inputs.some((i, k) => i.dueAtMs <= now + this.deps.windowMs && !this.deps.ownsShard(shards[k]));
-    const inserted = mayNotify
-      ? await transaction(this.deps.db, async (c) => {
-          const { rows } = await query<Inserted>(c, INSERT_JOBS, params);
-          await publishNearDue(c, this.deps.schema, remote(rows));
-          return rows;
-        })
-      : (await query<Inserted>(this.deps.db, INSERT_JOBS, params)).rows;
-
-    for (const r of inserted) if (this.deps.ownsShard(r.shard)) this.deps.offerLocal(toNearDue(r));
-
-    const byJob = new Map(inserted.map((r) => [r.job_id, r]));
-    const results: (Scheduled | null)[] = inputs.map((input, k) => {
-      const r = byJob.get(ids[k]);
-      if (!r) return null;
-      byJob.delete(ids[k]); // one result per inserted job
-      return { job: jobRowOf(ids[k], shards[k], input, now), run: runRowOf(r, inputs[k].queue), deduplicated: false };
-    });
-    const missing = results.flatMap((r, k) => (r === null ? [k] : []));
-    if (missing.length > 0) {
-      const found = await this.byDedupe(missing.map((k) => inputs[k]));
-      for (const k of missing) {
-        const hit = found.get(`${inputs[k].namespace}\u0000${inputs[k].dedupeKey}`);
-        if (!hit) throw failedPrecondition(`requests[${k}]: job vanished while deduplicating; retry`);
-        results[k] = { ...hit, deduplicated: true };
-      }
-    }
-    return results as Scheduled[];
+    return (await scheduleBatch(this.deps, inputs, null)).scheduled;
   }
 
-  private async byDedupe(inputs: ScheduleInput[]): Promise<Map<string, Omit<Scheduled, 'deduplicated'>>> {
-    const { rows: jobs } = await query<JobRow>(this.deps.db, SELECT_BY_DEDUPE, [inputs.map((i) => i.namespace), inputs.map((i) => i.dedupeKey)]);
-    const { rows: runs } = await query<RunRow>(this.deps.db, SELECT_FIRST_RUNS, [jobs.map((j) => j.id)]);
-    const runOf = new Map(runs.map((r) => [r.job_id, r]));
-    const out = new Map<string, Omit<Scheduled, 'deduplicated'>>();
-    for (const job of jobs) {
-      const run = runOf.get(job.id);
-      if (run) out.set(`${job.namespace}\u0000${job.dedupe_key}`, { job, run });
-    }
-    return out;
+  /**
+   * Like schedule(), with an optional batch idempotency key: a batch whose key
+   * was committed before is not applied again; its result is rebuilt instead
+   * (`replayed`). Every input of a keyed batch names the same namespace.
+   */
+  scheduleBatch(inputs: readonly ScheduleInput[], batchId: string | null): Promise<ScheduledBatch> {
+    return scheduleBatch(this.deps, inputs, batchId);
   }
 
   async getJob(jobId: string): Promise<{ job: JobRow; runs: RunRow[] }> {
@@ -179,45 +88,4 @@ export class SchedulingService {
 
 function toNearDue(r: { id: number; shard: number; priority: number; due_at_ms: number }): NearDueRun {
   return { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority };
-}
-
-function jobRowOf(id: string, shard: number, i: ScheduleInput, now: number): JobRow {
-  return {
-    id,
-    namespace: i.namespace,
-    queue: i.queue,
-    shard,
-    payload: i.payload,
-    priority: i.priority,
-    dedupe_key: i.dedupeKey,
-    delivery: i.delivery,
-    max_attempts: i.maxAttempts,
-    initial_backoff_ms: i.initialBackoffMs,
-    max_backoff_ms: i.maxBackoffMs,
-    lease_ms: i.leaseMs,
-    status: 'active',
-    created_at_ms: now,
-    updated_at_ms: now,
-  };
-}
-
-function runRowOf(r: { id: number; job_id: string; shard: number; priority: number; due_at_ms: number }, queue: string): RunRow {
-  return {
-    id: r.id,
-    job_id: r.job_id,
-    shard: r.shard,
-    queue,
-    priority: r.priority,
-    attempt: 1,
-    status: 'scheduled',
-    due_at_ms: r.due_at_ms,
-    fired_at_ms: null,
-    lag_ms: null,
-    fence: 0,
-    deliveries: 0,
-    lease_expires_at_ms: null,
-    idempotency_key: `${r.job_id}:${r.due_at_ms}`,
-    error: null,
-    finished_at_ms: null,
-  };
 }

@@ -39,6 +39,7 @@ import type { ScheduleBatchRequest as _timelane_v1_ScheduleBatchRequest, Schedul
 import type { ScheduleBatchResponse as _timelane_v1_ScheduleBatchResponse, ScheduleBatchResponse__Output as _timelane_v1_ScheduleBatchResponse__Output } from './timelane/v1/ScheduleBatchResponse.js';
 import type { ScheduleRequest as _timelane_v1_ScheduleRequest, ScheduleRequest__Output as _timelane_v1_ScheduleRequest__Output } from './timelane/v1/ScheduleRequest.js';
 import type { ScheduleResponse as _timelane_v1_ScheduleResponse, ScheduleResponse__Output as _timelane_v1_ScheduleResponse__Output } from './timelane/v1/ScheduleResponse.js';
+import type { ScheduledRef as _timelane_v1_ScheduledRef, ScheduledRef__Output as _timelane_v1_ScheduledRef__Output } from './timelane/v1/ScheduledRef.js';
 import type { SchedulerClient as _timelane_v1_SchedulerClient, SchedulerDefinition as _timelane_v1_SchedulerDefinition } from './timelane/v1/Scheduler.js';
 import type { ShardInfo as _timelane_v1_ShardInfo, ShardInfo__Output as _timelane_v1_ShardInfo__Output } from './timelane/v1/ShardInfo.js';
 import type { ShardMove as _timelane_v1_ShardMove, ShardMove__Output as _timelane_v1_ShardMove__Output } from './timelane/v1/ShardMove.js';
@@ -96,6 +97,7 @@ export interface ProtoGrpcType {
       ScheduleBatchResponse: MessageTypeDefinition<_timelane_v1_ScheduleBatchResponse, _timelane_v1_ScheduleBatchResponse__Output>
       ScheduleRequest: MessageTypeDefinition<_timelane_v1_ScheduleRequest, _timelane_v1_ScheduleRequest__Output>
       ScheduleResponse: MessageTypeDefinition<_timelane_v1_ScheduleResponse, _timelane_v1_ScheduleResponse__Output>
+      ScheduledRef: MessageTypeDefinition<_timelane_v1_ScheduledRef, _timelane_v1_ScheduledRef__Output>
       Scheduler: SubtypeConstructor<typeof grpc.Client, _timelane_v1_SchedulerClient> & { service: _timelane_v1_SchedulerDefinition }
       ShardInfo: MessageTypeDefinition<_timelane_v1_ShardInfo, _timelane_v1_ShardInfo__Output>
       ShardMove: MessageTypeDefinition<_timelane_v1_ShardMove, _timelane_v1_ShardMove__Output>

@@ -3,7 +3,8 @@
  * field (raw gRPC requests, so the client library's own checks are not in
  * the way), unknown ids get NOT_FOUND, the Work stream refuses a bad start
  * and acks bad answers with code 3, and after all of it the daemon still
- * serves and fires. Also: dedupe keys make Schedule idempotent.
+ * serves and fires. Also: dedupe keys make Schedule idempotent, and
+ * ScheduleBatch refuses a bad batch_id and replies with references only.
  */
 import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
@@ -142,6 +143,30 @@ describe('ScheduleBatch', () => {
     const badWhen = Array.from({ length: 6 }, (_, i) => (i === 4 ? { queue: 'batch-one-bad' } : good({ queue: 'batch-one-bad' })));
     await expectRefused('scheduleBatch', { requests: badWhen }, 'requests[4].when');
     expect((await client.listRuns({ queue: 'batch-one-bad' })).runs).toEqual([]);
+  });
+
+  it('batch_id: bad characters or length → batch_id; another namespace than requests[0] → requests[k].namespace', async () => {
+    const requests = Array.from({ length: 3 }, () => good({ queue: 'batch-keyed-bad' }));
+    await expectRefused('scheduleBatch', { requests, batchId: 'has space' }, 'batch_id');
+    await expectRefused('scheduleBatch', { requests, batchId: 'k'.repeat(129) }, 'batch_id');
+    const mixed = requests.map((r, i) => ({ ...r, namespace: i === 2 ? 'elsewhere' : '' }));
+    await expectRefused('scheduleBatch', { requests: mixed, batchId: 'b-mixed' }, 'requests[2].namespace');
+    expect((await client.listRuns({ queue: 'batch-keyed-bad' })).runs).toEqual([]);
+    // Without a key, one batch may span namespaces.
+    const { err } = await call('scheduleBatch', { requests: mixed });
+    expect(err).toBeNull();
+  });
+
+  it('the reply holds references only (no payload, no job settings) and says whether it was replayed', async () => {
+    const requests = [good({ queue: 'batch-reply', payload: Buffer.alloc(MAX_PAYLOAD, 7), dedupeKey: 'reply-1' })];
+    const first = await call('scheduleBatch', { requests, batchId: 'reply-batch' });
+    expect(first.err).toBeNull();
+    const again = await call('scheduleBatch', { requests, batchId: 'reply-batch' });
+    expect(again.res).toEqual({ ...(first.res as object), replayed: true });
+    const res = first.res as { scheduled: Record<string, unknown>[]; replayed: boolean };
+    expect(res.replayed).toBe(false);
+    expect(Object.keys(res.scheduled[0]).sort()).toEqual(['deduplicated', 'delivery', 'dueAtMs', 'jobId', 'runId', 'shard', 'status']);
+    expect(res.scheduled[0]).toMatchObject({ status: 'RUN_SCHEDULED', delivery: 'AT_LEAST_ONCE', deduplicated: false });
   });
 });
 

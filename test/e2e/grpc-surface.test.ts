@@ -1,7 +1,10 @@
 /**
  * End to end: the daemon's operational surface — grpc.health.v1 Health/Check,
  * server reflection (v1alpha and v1, as grpcurl uses them), the Admin API's
- * shard map and member list, and the Prometheus /metrics endpoint.
+ * shard map and member list, and the Prometheus /metrics endpoint. Also
+ * ScheduleBatch through the real client with its default limits: a small
+ * reply whatever the payloads, dedupe within and across batches, and the
+ * batch idempotency key.
  */
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -232,5 +235,116 @@ describe('GET /metrics', () => {
     const notFound = await fetch(`http://127.0.0.1:${metricsPort}/nope`);
     expect(notFound.status).toBe(404);
     await notFound.text();
+  });
+});
+
+// ---------------------------------------------------------- ScheduleBatch ---
+
+/** Payloads of a batch, distinct per input: byte 0..3 = k, the rest k % 251. */
+const payloadOf = (k: number, size: number): Buffer => {
+  const b = Buffer.alloc(size, k % 251);
+  b.writeUInt32BE(k, 0);
+  return b;
+};
+
+async function jobsOnQueue(queue: string): Promise<{ jobs: number; runs: number }> {
+  const { rows } = await db.pool.query<{ jobs: number; runs: number }>(
+    `SELECT (SELECT count(*)::int FROM jobs WHERE queue = $1) AS jobs, (SELECT count(*)::int FROM runs WHERE queue = $1) AS runs`,
+    [queue],
+  );
+  return rows[0];
+}
+
+describe('ScheduleBatch', () => {
+  it('1000 schedules of 5 KB payloads: committed, and the reply fits the default 4 MB receive limit of the client', async () => {
+    // Before replies were references only, this 5.1 MB batch committed and the
+    // caller still saw RESOURCE_EXHAUSTED (the reply echoed every payload).
+    const c = openClient(daemon!.address); // default channel options: 4 MB receive limit
+    try {
+      const queue = 'batch-big-payloads';
+      const at = Date.now() + 3_600_000;
+      const inputs = Array.from({ length: 1000 }, (_, k) => ({ queue, at: at + k, payload: payloadOf(k, 5 * 1024) }));
+      const res = await c.scheduleBatch(inputs);
+      expect(res).toHaveLength(1000);
+      expect(new Set(res.map((r) => r.run.id)).size).toBe(1000);
+      res.forEach((r, k) => {
+        expect(r.run.dueAtMs).toBe(at + k);
+        expect(r.deduplicated).toBe(false);
+        expect(r.run.jobId).toBe(r.job.id);
+      });
+      // Every payload stored byte for byte, against the job the reply named.
+      const { rows } = await db.pool.query<{ id: string; payload: Buffer }>('SELECT id, payload FROM jobs WHERE queue = $1', [queue]);
+      const stored = new Map(rows.map((r) => [r.id, r.payload]));
+      expect(stored.size).toBe(1000);
+      res.forEach((r, k) => expect(stored.get(r.job.id)?.equals(inputs[k].payload)).toBe(true));
+      expect((await c.getJob(res[17].job.id)).job.payload.equals(inputs[17].payload)).toBe(true);
+    } finally {
+      closeClient(c);
+    }
+  });
+
+  it('dedupe keys: within one batch the first request wins; across batches the committed job is returned', async () => {
+    const queue = 'batch-dedupe';
+    const at = Date.now() + 3_600_000;
+    const first = await client.scheduleBatch([
+      { queue, at, dedupeKey: 'a' },
+      { queue, at: at + 1, dedupeKey: 'b' },
+      { queue, at: at + 2, dedupeKey: 'a', payload: 'other' },
+      { queue, at: at + 3 },
+    ]);
+    expect(first.map((r) => r.deduplicated)).toEqual([false, false, true, false]);
+    expect(first[2].job.id).toBe(first[0].job.id);
+    expect(first[2].run).toEqual(first[0].run); // the existing run, its due time
+    const second = await client.scheduleBatch([
+      { queue, at: at + 10, dedupeKey: 'b', delivery: 'at_most_once' },
+      { queue, at: at + 11, dedupeKey: 'c' },
+      { queue, at: at + 12, dedupeKey: 'a' },
+    ]);
+    expect(second.map((r) => r.deduplicated)).toEqual([true, false, true]);
+    expect(second[0].job).toEqual(first[1].job); // the existing job's delivery mode, not the request's
+    expect(second[0].run).toEqual(first[1].run);
+    expect(second[2].run.id).toBe(first[0].run.id);
+    expect(second[1].run).toMatchObject({ dueAtMs: at + 11, status: 'scheduled' });
+    expect(await jobsOnQueue(queue)).toEqual({ jobs: 4, runs: 4 });
+  });
+
+  it('batch_id: a resent batch is not applied again and answers with the same ids; so does a concurrent duplicate', async () => {
+    const queue = 'batch-keyed';
+    const at = Date.now() + 3_600_000;
+    const pre = await client.schedule({ queue, at, dedupeKey: 'taken' });
+    const inputs = Array.from({ length: 300 }, (_, k) => ({ queue, at: at + k, payload: payloadOf(k, 64), ...(k === 7 ? { dedupeKey: 'taken' } : {}) }));
+    const first = await client.scheduleBatch(inputs, { batchId: 'order-batch-1' });
+    expect(first[7]).toMatchObject({ deduplicated: true, job: { id: pre.job.id } });
+    expect(await jobsOnQueue(queue)).toEqual({ jobs: 300, runs: 300 });
+
+    const again = await client.scheduleBatch(inputs, { batchId: 'order-batch-1' });
+    expect(again).toEqual(first);
+    expect(await jobsOnQueue(queue)).toEqual({ jobs: 300, runs: 300 });
+
+    // Two sends racing with one key: one applies, the other waits for it and replays.
+    const other = inputs.map((i) => ({ ...i, queue: `${queue}-race` }));
+    const [x, y] = await Promise.all([client.scheduleBatch(other, { batchId: 'order-batch-2' }), client.scheduleBatch(other, { batchId: 'order-batch-2' })]);
+    expect(y).toEqual(x);
+    expect(x[7].job.id).toBe(pre.job.id); // request 7's key is taken here too
+    expect(await jobsOnQueue(`${queue}-race`)).toEqual({ jobs: 299, runs: 299 });
+
+    // The same key with another number of requests is refused, and applies nothing.
+    const err = await client.scheduleBatch(inputs.slice(0, 10), { batchId: 'order-batch-1' }).catch((e: grpc.ServiceError) => e);
+    expect(err).toMatchObject({ code: grpc.status.FAILED_PRECONDITION });
+    expect((err as grpc.ServiceError).details).toContain('order-batch-1');
+    expect(await jobsOnQueue(queue)).toEqual({ jobs: 300, runs: 300 });
+  });
+
+  it('all or none: one bad request (the last of 1000) refuses the batch, names it, and schedules nothing', async () => {
+    const queue = 'batch-last-bad';
+    const inputs = Array.from({ length: 1000 }, (_, k) => ({ queue: k === 999 ? 'bad queue' : queue, delayMs: 60_000 }));
+    const err = await client.scheduleBatch(inputs, { batchId: 'last-bad' }).catch((e: grpc.ServiceError) => e);
+    expect(err).toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
+    expect((err as grpc.ServiceError).details).toMatch(/^requests\[999\]\.queue: /);
+    expect(await jobsOnQueue(queue)).toEqual({ jobs: 0, runs: 0 });
+    // The key was not taken: the corrected batch applies.
+    inputs[999].queue = queue;
+    expect(await client.scheduleBatch(inputs, { batchId: 'last-bad' })).toHaveLength(1000);
+    expect(await jobsOnQueue(queue)).toEqual({ jobs: 1000, runs: 1000 });
   });
 });

@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { Db } from '../../daemon/db/pool.js';
 import { INSERT_JOBS } from '../../daemon/db/queries/jobs.js';
+import { packBytes, plainArray, textArray } from '../../daemon/scheduling/pg-arrays.js';
 import { CLAIM_RUNS } from '../../daemon/db/queries/dispatch.js';
 import type { DeliveryMode, FiredRunRow } from '../../daemon/db/queries/columns.js';
 import { silentLogger } from '../../daemon/log.js';
@@ -200,24 +201,30 @@ export interface InsertOptions {
  */
 export async function insertRuns(db: Db, shard: number, dueAtMs: readonly number[], o: InsertOptions = {}): Promise<InsertedRun[]> {
   const n = dueAtMs.length;
-  const fill = <T>(v: T): T[] => Array.from({ length: n }, () => v);
-  const { rows } = await db.query<InsertedRun>(INSERT_JOBS, [
-    Array.from({ length: n }, () => randomUUID()),
-    fill(o.namespace ?? 'default'),
-    fill(o.queue ?? 'q'),
-    fill(shard),
-    fill(Buffer.from('payload')),
-    fill(o.priority ?? 0),
-    fill(null),
-    fill(o.delivery ?? 'at_least_once'),
-    fill(o.maxAttempts ?? 3),
-    fill(o.initialBackoffMs ?? 100),
-    fill(o.maxBackoffMs ?? 1_000),
-    fill(o.leaseMs ?? 30_000),
-    [...dueAtMs],
+  if (n === 0) return [];
+  const ids = Array.from({ length: n }, () => randomUUID());
+  const packed = packBytes(ids.map(() => Buffer.from('payload')));
+  const priority = o.priority ?? 0;
+  const { rows } = await db.query<{ run_ids: string }>(INSERT_JOBS, [
+    plainArray(ids),
+    textArray([o.namespace ?? 'default']),
+    textArray([o.queue ?? 'q']),
+    plainArray(ids.map(() => shard)),
+    packed.bytes,
+    packed.offsets,
+    packed.lengths,
+    plainArray([priority]),
+    '{}',
+    textArray([o.delivery ?? 'at_least_once']),
+    plainArray([o.maxAttempts ?? 3]),
+    plainArray([o.initialBackoffMs ?? 100]),
+    plainArray([o.maxBackoffMs ?? 1_000]),
+    plainArray([o.leaseMs ?? 30_000]),
+    plainArray(dueAtMs),
   ]);
-  // RETURNING order follows the input here, but do not rely on it.
-  return rows.sort((a, b) => a.due_at_ms - b.due_at_ms || a.id - b.id);
+  const runIds = rows[0].run_ids.split(',');
+  const out = ids.map((job_id, k): InsertedRun => ({ id: Number(runIds[k]), job_id, shard, priority, due_at_ms: dueAtMs[k] }));
+  return out.sort((a, b) => a.due_at_ms - b.due_at_ms || a.id - b.id);
 }
 
 /** Runs CLAIM_RUNS directly: what a claimer holding `fence` on `shard` would get. */

@@ -94,7 +94,7 @@ describe('dedupe', () => {
     expect(second.job.id).toBe(first.job.id);
     expect(second.run.id).toBe(first.run.id);
     expect(second.run.due_at_ms).toBe(due); // the original request wins
-    expect(second.job.payload.toString()).toBe('p');
+    expect((await svc.getJob(second.job.id)).job.payload.toString()).toBe('p');
     expect(await countJobs(namespace)).toEqual({ jobs: 1, runs: 1 });
   });
 
@@ -171,8 +171,9 @@ describe('get and list', () => {
     expect(job).toMatchObject({ id: s.job.id, namespace, queue: 'get-q', priority: 7, lease_ms: 12_345, status: 'active', shard: s.run.shard });
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ id: s.run.id, attempt: 1, status: 'scheduled', due_at_ms: due, idempotency_key: `${s.job.id}:${due}` });
-    // What schedule() returned matches what is stored.
-    expect(s.run).toEqual(runs[0]);
+    // What schedule() returned (references only) matches what is stored.
+    expect(runs[0]).toMatchObject(s.run);
+    expect(job).toMatchObject(s.job);
     expect(await svc.getRun(s.run.id)).toEqual(runs[0]);
     const missingJob = await svc.getJob(randomUUID()).catch((e: unknown) => e);
     expect(missingJob).toBeInstanceOf(TimelaneError);
@@ -328,5 +329,119 @@ describe('reaching the owner of a near-due run', () => {
     expect(err).toBeInstanceOf(TimelaneError);
     expect((err as TimelaneError).kind).toBe('failed_precondition');
     expect((err as TimelaneError).message).toMatch(/cancelled/);
+  });
+});
+
+describe('what a batch stores', () => {
+  it('per-row and shared columns, payloads of mixed sizes and dedupe keys that need escaping, byte for byte', async () => {
+    const namespace = ns();
+    const due = Date.now() + 60_000;
+    const keys = ['a"b', 'c\\d', 'e,f', '{g}', 'NULL', ' h ', null];
+    const inputs = keys.map((k, i) =>
+      scheduleInput(due + i, {
+        namespace,
+        queue: i % 2 ? 'odd' : 'even',
+        priority: i - 3,
+        delivery: i === 5 ? 'at_most_once' : 'at_least_once',
+        payload: Buffer.alloc(i * 700, i),
+        dedupeKey: k,
+        leaseMs: 10_000 + i,
+      }),
+    );
+    const res = await svc.schedule(inputs);
+    expect(res.every((r) => !r.deduplicated)).toBe(true);
+    for (const [i, r] of res.entries()) {
+      const { job, runs } = await svc.getJob(r.job.id);
+      expect(job).toMatchObject({ namespace, queue: i % 2 ? 'odd' : 'even', priority: i - 3, dedupe_key: keys[i], lease_ms: 10_000 + i, delivery: inputs[i].delivery });
+      expect(job.payload.equals(inputs[i].payload)).toBe(true);
+      expect(runs).toHaveLength(1);
+      expect(runs[0]).toMatchObject({ id: r.run.id, queue: job.queue, priority: i - 3, due_at_ms: due + i, status: 'scheduled' });
+    }
+    // Run ids follow request order.
+    expect(res.map((r) => r.run.id)).toEqual([...res.map((r) => r.run.id)].sort((a, b) => a - b));
+  });
+});
+
+describe('batch idempotency key', () => {
+  const batchRows = async (namespace: string): Promise<number> =>
+    (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM schedule_batches WHERE namespace = $1', [namespace])).rows[0].n;
+
+  it('a resent batch is replayed, not applied: same references, nothing inserted, nobody told twice', async () => {
+    const namespace = ns();
+    owned = (s) => s % 2 === 0;
+    const now = Date.now();
+    const [existing] = await svc.schedule([scheduleInput(now + 60_000, { namespace, dedupeKey: 'k' })]);
+    await quiet();
+    notified.length = 0;
+    offered = [];
+    const inputs = Array.from({ length: 50 }, (_, i) => scheduleInput(now + 1_000 + i, { namespace, ...(i === 3 || i === 9 ? { dedupeKey: 'k' } : {}), ...(i === 4 ? { dedupeKey: 'new' } : {}) }));
+    inputs.push(scheduleInput(now + 2_000, { namespace, dedupeKey: 'new' })); // deduplicated within the batch
+    const first = await svc.scheduleBatch(inputs, 'b-1');
+    expect(first.replayed).toBe(false);
+    expect(first.scheduled[3]).toMatchObject({ deduplicated: true, job: { id: existing.job.id } });
+    expect(first.scheduled[50]).toMatchObject({ deduplicated: true, job: { id: first.scheduled[4].job.id } });
+    await waitFor(() => notified.length > 0, 3_000, 'notifications');
+    await quiet();
+    const told = { notified: notified.length, offered: offered.length };
+    expect(told.notified + told.offered).toBe(48); // the 48 new runs, each told once
+
+    const again = await svc.scheduleBatch(inputs, 'b-1');
+    expect(again.replayed).toBe(true);
+    expect(again.scheduled).toEqual(first.scheduled);
+    await quiet();
+    expect({ notified: notified.length, offered: offered.length }).toEqual(told);
+    expect(await countJobs(namespace)).toEqual({ jobs: 49, runs: 49 }); // 48 + the one scheduled before
+    expect(await batchRows(namespace)).toBe(1);
+  });
+
+  it('keys are per namespace; another count under a key is failed_precondition', async () => {
+    const [a, b] = [ns(), ns()];
+    const due = Date.now() + 60_000;
+    const inA = await svc.scheduleBatch([scheduleInput(due, { namespace: a }), scheduleInput(due, { namespace: a })], 'same');
+    const inB = await svc.scheduleBatch([scheduleInput(due, { namespace: b }), scheduleInput(due, { namespace: b })], 'same');
+    expect(inB.replayed).toBe(false);
+    expect(inB.scheduled[0].job.id).not.toBe(inA.scheduled[0].job.id);
+    const err = await svc.scheduleBatch([scheduleInput(due, { namespace: a })], 'same').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TimelaneError);
+    expect((err as TimelaneError).kind).toBe('failed_precondition');
+    expect((err as TimelaneError).message).toMatch(/committed with 2 requests, not 1/);
+    expect(await countJobs(a)).toEqual({ jobs: 2, runs: 2 });
+  });
+
+  it('a keyed batch that fails in Postgres leaves the key free: the corrected batch applies', async () => {
+    const namespace = ns();
+    const due = Date.now() + 500; // near due on a shard owned elsewhere: the notify is in the transaction too
+    const good = Array.from({ length: 5 }, () => scheduleInput(due, { namespace }));
+    await expect(svc.scheduleBatch([...good, scheduleInput(due, { namespace, delivery: 'sometimes' as DeliveryMode })], 'fix-me')).rejects.toThrow();
+    await quiet();
+    expect(notified).toEqual([]);
+    expect(await batchRows(namespace)).toBe(0);
+    const ok = await svc.scheduleBatch([...good, scheduleInput(due, { namespace })], 'fix-me');
+    expect(ok.replayed).toBe(false);
+    expect(await countJobs(namespace)).toEqual({ jobs: 6, runs: 6 });
+  });
+
+  it('concurrent sends of one keyed batch: one applies, the others wait for it and replay it', async () => {
+    const namespace = ns();
+    const inputs = Array.from({ length: 200 }, (_, i) => scheduleInput(Date.now() + 60_000 + i, { namespace }));
+    const outs = await Promise.all(Array.from({ length: 4 }, () => svc.scheduleBatch(inputs, 'racing')));
+    expect(outs.filter((o) => !o.replayed)).toHaveLength(1);
+    for (const o of outs) expect(o.scheduled).toEqual(outs[0].scheduled);
+    expect(await countJobs(namespace)).toEqual({ jobs: 200, runs: 200 });
+  });
+
+  it('a key whose record expired cannot apply a second batch over the first (its job ids are taken)', async () => {
+    const namespace = ns();
+    const inputs = [scheduleInput(Date.now() + 60_000, { namespace })];
+    await svc.scheduleBatch(inputs, 'old');
+    await db.pool.query(`UPDATE schedule_batches SET created_at = now() - interval '25 hours' WHERE namespace = $1`, [namespace]);
+    // Any keyed batch prunes expired records (a few at a time).
+    await svc.scheduleBatch([scheduleInput(Date.now() + 60_000, { namespace })], 'pruner');
+    expect(await batchRows(namespace)).toBe(1);
+    const err = await svc.scheduleBatch(inputs, 'old').catch((e: unknown) => e);
+    expect((err as TimelaneError).kind).toBe('failed_precondition');
+    expect((err as TimelaneError).message).toMatch(/expired/);
+    expect(await countJobs(namespace)).toEqual({ jobs: 2, runs: 2 });
+    expect(await batchRows(namespace)).toBe(1); // the failed attempt took no key
   });
 });

@@ -1,36 +1,105 @@
 import { JOB_COLUMNS, RUN_COLUMNS } from './columns.js';
 
 /**
- * insertJobs — one-shot jobs with their first run, many at once.
- * $1 ids uuid[], $2 namespaces text[], $3 queues text[], $4 shards int[],
- * $5 payloads bytea[], $6 priorities int[], $7 dedupe keys text[] (null = none),
- * $8 deliveries text[], $9 max attempts int[], $10 initial backoffs int[],
- * $11 max backoffs int[], $12 leases int[], $13 due times int8[] (epoch ms).
- * Rows whose (namespace, dedupe_key) exists are skipped (see selectByDedupe).
+ * insertJobs — one-shot jobs with their first run, a whole batch in one
+ * statement. Arrays are literals (see scheduling/pg-arrays.ts), in request
+ * order: $1 ids uuid[], $4 shards int[], $15 due times int8[] (epoch ms) and
+ * $9 dedupe keys text[] (NULL = none; '{}' when no request has one) hold one
+ * element per request; $2 namespaces text[], $3 queues text[], $8 priorities
+ * int[], $10 deliveries text[], $11 max attempts int[], $12 initial backoffs
+ * int[], $13 max backoffs int[] and $14 leases int[] hold one per request or
+ * a single one shared by all (most batches: Postgres parses one value, not a
+ * thousand). $5 payloads bytea (all of them, concatenated) with $6 offsets
+ * int[] and $7 lengths int[] into it, one per request.
+ * Returns one row: `run_ids`, the new run id of each request in order,
+ * comma-separated, empty where the request was skipped because its
+ * (namespace, dedupe_key) exists — committed earlier or an earlier request of
+ * this batch, which wins (see selectDedupeRefs). Without dedupe keys, use
+ * INSERT_JOBS (no conflict arbiter: a plain insert is cheaper).
  */
-export const INSERT_JOBS = `
+const insertJobs = (onConflict: string): string => `
 WITH input AS (
-  SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::int[], $7::text[],
-                       $8::text[], $9::int[], $10::int[], $11::int[], $12::int[], $13::int8[])
-    AS t(id, namespace, queue, shard, payload, priority, dedupe_key, delivery, max_attempts,
-         initial_backoff_ms, max_backoff_ms, lease_ms, due_ms)
+  SELECT * FROM unnest($1::uuid[], $4::int[], $15::int8[], $9::text[], $6::int[], $7::int[],
+                       $2::text[], $3::text[], $8::int[], $10::text[], $11::int[], $12::int[], $13::int[], $14::int[])
+    WITH ORDINALITY AS t(id, shard, due_ms, dedupe_key, payload_off, payload_len,
+                         namespace_, queue_, priority_, delivery_, max_attempts_, initial_backoff_ms_, max_backoff_ms_, lease_ms_, ord)
+), cols AS (
+  SELECT id, shard, due_ms, dedupe_key, payload_off, payload_len, ord,
+         ${shared('namespace', '$2::text[]')}, ${shared('queue', '$3::text[]')}, ${shared('priority', '$8::int[]')},
+         ${shared('delivery', '$10::text[]')}, ${shared('max_attempts', '$11::int[]')},
+         ${shared('initial_backoff_ms', '$12::int[]')}, ${shared('max_backoff_ms', '$13::int[]')}, ${shared('lease_ms', '$14::int[]')}
+  FROM input
 ), jobs_in AS (
   INSERT INTO jobs (id, namespace, queue, shard, payload, priority, dedupe_key, delivery, max_attempts,
                     initial_backoff_ms, max_backoff_ms, lease_ms, status)
-  SELECT id, namespace, queue, shard, payload, priority, dedupe_key, delivery, max_attempts,
-         initial_backoff_ms, max_backoff_ms, lease_ms, 'active' FROM input
-  ON CONFLICT (namespace, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+  SELECT id, namespace, queue, shard, substring($5::bytea FROM payload_off + 1 FOR payload_len), priority, dedupe_key,
+         delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms, 'active'
+  FROM cols ORDER BY ord
+  ${onConflict}
   RETURNING id
+), runs_in AS (
+  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key)
+  SELECT c.id, c.shard, c.queue, c.priority, 1, 'scheduled', to_timestamp(c.due_ms::float8 / 1000), c.id || ':' || c.due_ms
+  FROM cols c JOIN jobs_in USING (id) ORDER BY c.ord
+  RETURNING id, job_id
 )
-INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key)
-SELECT i.id, i.shard, i.queue, i.priority, 1, 'scheduled', to_timestamp(i.due_ms / 1000.0), i.id || ':' || i.due_ms
-FROM input i JOIN jobs_in USING (id)
-RETURNING id, job_id, shard, priority, (extract(epoch FROM due_at) * 1000)::int8 AS due_at_ms`;
+SELECT string_agg(coalesce(r.id::text, ''), ',' ORDER BY c.ord) AS run_ids
+FROM cols c LEFT JOIN runs_in r ON r.job_id = c.id`;
 
-/** selectByDedupe — existing jobs for dedupe keys. $1 namespaces text[], $2 dedupe keys text[]. */
-export const SELECT_BY_DEDUPE = `
-SELECT ${JOB_COLUMNS} FROM jobs j
-JOIN unnest($1::text[], $2::text[]) AS k(namespace, dedupe_key) USING (namespace, dedupe_key)`;
+/** A column given per request or once for all (see insertJobs). */
+const shared = (col: string, param: string): string => `CASE WHEN cardinality(${param}) = 1 THEN (${param})[1] ELSE ${col}_ END AS ${col}`;
+
+/** insertJobs for batches without dedupe keys. */
+export const INSERT_JOBS = insertJobs('');
+/** insertJobs for batches with dedupe keys: requests whose key exists are skipped. */
+export const INSERT_JOBS_DEDUPE = insertJobs('ON CONFLICT (namespace, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING');
+
+/** What ScheduleBatch reports about a job that already existed: `idx` names the request it answers. */
+const REF_COLUMNS = `k.idx::int AS idx, j.id AS job_id, j.shard, j.delivery, f.id AS run_id, f.status, f.priority,
+  (extract(epoch FROM f.due_at) * 1000)::int8 AS due_at_ms`;
+const FIRST_RUN = `JOIN LATERAL (SELECT r.id, r.status, r.priority, r.due_at FROM runs r WHERE r.job_id = j.id ORDER BY r.attempt, r.id LIMIT 1) f ON true`;
+
+/**
+ * selectDedupeRefs — the job holding each (namespace, dedupe key), with its
+ * first run. $1 request indexes int[], $2 namespaces text[], $3 dedupe keys
+ * text[]. Keys without a job return no row.
+ */
+export const SELECT_DEDUPE_REFS = `
+SELECT ${REF_COLUMNS}
+FROM unnest($1::int[], $2::text[], $3::text[]) AS k(idx, namespace, dedupe_key)
+JOIN jobs j ON j.namespace = k.namespace AND j.dedupe_key = k.dedupe_key
+${FIRST_RUN}`;
+
+/**
+ * selectJobRefs — jobs by id, with their first run. $1 job ids uuid[]; the
+ * row's `idx` is the 0-based position of its id in $1. Missing ids return no row.
+ */
+export const SELECT_JOB_REFS = `
+SELECT ${REF_COLUMNS}
+FROM (SELECT u.id, u.ord - 1 AS idx FROM unnest($1::uuid[]) WITH ORDINALITY AS u(id, ord)) k
+JOIN jobs j ON j.id = k.id
+${FIRST_RUN}`;
+
+/**
+ * claimBatchKey — records a batch idempotency key; the first statement of a
+ * keyed batch's transaction. $1 namespace, $2 batch id, $3 request count.
+ * Returns a row when the key is new. When another transaction holds the same
+ * key, waits for it: committed ⇒ no row (replay it), rolled back ⇒ the key is
+ * ours. Also prunes up to 16 keys older than 24 hours (skipping locked ones),
+ * so the table stays small without a maintenance job.
+ */
+export const CLAIM_BATCH_KEY = `
+WITH pruned AS (
+  DELETE FROM schedule_batches WHERE (namespace, batch_id) IN (
+    SELECT namespace, batch_id FROM schedule_batches WHERE created_at < now() - interval '24 hours'
+    ORDER BY created_at LIMIT 16 FOR UPDATE SKIP LOCKED)
+)
+INSERT INTO schedule_batches (namespace, batch_id, requests) VALUES ($1, $2, $3)
+ON CONFLICT (namespace, batch_id) DO NOTHING
+RETURNING requests`;
+
+/** selectBatchKey — a committed batch key. $1 namespace, $2 batch id. */
+export const SELECT_BATCH_KEY = `SELECT requests FROM schedule_batches WHERE namespace = $1 AND batch_id = $2`;
 
 /** selectJob — one job. $1 job id. */
 export const SELECT_JOB = `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.id = $1`;
@@ -40,10 +109,6 @@ export const SELECT_JOBS = `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.id = ANY($
 
 /** selectRunsOfJob — every attempt of a job, oldest first. $1 job id. */
 export const SELECT_RUNS_OF_JOB = `SELECT ${RUN_COLUMNS} FROM runs r WHERE r.job_id = $1 ORDER BY r.attempt, r.id`;
-
-/** selectFirstRuns — the first run of each job. $1 job ids uuid[]. */
-export const SELECT_FIRST_RUNS = `
-SELECT DISTINCT ON (r.job_id) ${RUN_COLUMNS} FROM runs r WHERE r.job_id = ANY($1::uuid[]) ORDER BY r.job_id, r.id`;
 
 /** selectRun — one run. $1 run id. */
 export const SELECT_RUN = `SELECT ${RUN_COLUMNS} FROM runs r WHERE r.id = $1`;

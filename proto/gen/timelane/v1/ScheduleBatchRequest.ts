@@ -4,8 +4,10 @@ import type { ScheduleRequest as _timelane_v1_ScheduleRequest, ScheduleRequest__
 
 export interface ScheduleBatchRequest {
   'requests'?: (_timelane_v1_ScheduleRequest)[];
+  'batchId'?: (string);
 }
 
 export interface ScheduleBatchRequest__Output {
   'requests': (_timelane_v1_ScheduleRequest__Output)[];
+  'batchId': (string);
 }

@@ -1,11 +1,13 @@
 // Original file: proto/timelane/v1/timelane.proto
 
-import type { ScheduleResponse as _timelane_v1_ScheduleResponse, ScheduleResponse__Output as _timelane_v1_ScheduleResponse__Output } from '../../timelane/v1/ScheduleResponse.js';
+import type { ScheduledRef as _timelane_v1_ScheduledRef, ScheduledRef__Output as _timelane_v1_ScheduledRef__Output } from '../../timelane/v1/ScheduledRef.js';
 
 export interface ScheduleBatchResponse {
-  'results'?: (_timelane_v1_ScheduleResponse)[];
+  'scheduled'?: (_timelane_v1_ScheduledRef)[];
+  'replayed'?: (boolean);
 }
 
 export interface ScheduleBatchResponse__Output {
-  'results': (_timelane_v1_ScheduleResponse__Output)[];
+  'scheduled': (_timelane_v1_ScheduledRef__Output)[];
+  'replayed': (boolean);
 }

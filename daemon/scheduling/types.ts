@@ -1,0 +1,47 @@
+/** Inputs and results of scheduling, shared by the service, the batch write path and the gRPC layer. */
+import type { Db } from '../db/pool.js';
+import type { DeliveryMode, RunStatus } from '../db/queries/columns.js';
+import type { NearDueRun } from '../slow/notifications.js';
+
+/** One validated schedule request (grpc/validate.ts makes these). */
+export interface ScheduleInput {
+  namespace: string;
+  queue: string;
+  payload: Buffer;
+  dueAtMs: number;
+  priority: number;
+  dedupeKey: string | null;
+  delivery: DeliveryMode;
+  maxAttempts: number;
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  leaseMs: number;
+}
+
+/** What scheduling reports about one request: references, never the payload. */
+export interface Scheduled {
+  job: { id: string; shard: number; delivery: DeliveryMode };
+  /** The job's first run. */
+  run: { id: number; job_id: string; shard: number; priority: number; status: RunStatus; due_at_ms: number };
+  /** The dedupe key matched an existing job (or an earlier request of the batch); nothing was created for it. */
+  deduplicated: boolean;
+}
+
+export interface ScheduledBatch {
+  /** One per request, in request order. */
+  scheduled: Scheduled[];
+  /** The batch key matched a committed batch: nothing was applied, `scheduled` describes that batch. */
+  replayed: boolean;
+}
+
+export interface SchedulingDeps {
+  db: Db;
+  schema: string;
+  shardCount: number;
+  windowMs: number;
+  wallNow: () => number;
+  /** True when this daemon owns the shard (its loader takes runs directly). */
+  ownsShard: (shard: number) => boolean;
+  /** Hands a committed run to this daemon's loader. */
+  offerLocal: (run: NearDueRun) => void;
+}
