@@ -10,9 +10,11 @@
  *             shards are spread over all three, worker, warm-up, ingest of
  *             rate × seconds runs (ScheduleBatch, before t0)
  *   steady    [t0, t0 + --steady): steady-state lag
- *   crash     kill -9 of the victim (most shards, ties b) at t0 + --steady;
+ *   crash     kill -9 of the victim (most shards, ties b) at t0 + --steady,
+ *             or SIGSTOP with --fault stop (it stays frozen until teardown);
  *             its shards and fences come from ListShards just before, the
- *             Redis PTTLs of its member record and leases right after
+ *             Redis PTTLs of its member record, liveness key and leases
+ *             right after
  *   handoff   once the survivors own everything and kill + TTL + 5 s has
  *             passed: --moves MoveShard calls, one every --move-every s,
  *             alternating between the survivors
@@ -178,7 +180,7 @@ async function run(opts: FailoverOptions, res: Resources, started: number, loadA
   // --- phase 2: kill -9 --------------------------------------------------------
   await sleepUntil(killPlannedAt);
   const cpuKill = cpuSnapshot();
-  const killAt = await cluster.kill(victim);
+  const killAt = opts.fault === 'stop' ? cluster.freeze(victim) : await cluster.kill(victim);
   const pt = await cluster.pttls(victim, victimShards).catch(() => undefined);
   const expiry = (ms: number | undefined): number => (pt === undefined || ms === undefined || !Number.isFinite(ms) ? Number.NaN : ms < 0 ? pt.at : pt.at + ms);
   const kill: KillInfo = {
@@ -188,9 +190,10 @@ async function run(opts: FailoverOptions, res: Resources, started: number, loadA
     fences,
     ownersBefore,
     memberExpiresAt: expiry(pt?.member),
+    aliveExpiresAt: expiry(pt?.alive),
     leaseExpiresAt: new Map(victimShards.map((s) => [s, expiry(pt?.leases.get(s))])),
   };
-  log(`killed ${victim} (owned ${victimShards.length} shards); waiting for the takeover`);
+  log(`${opts.fault === 'stop' ? 'froze (SIGSTOP)' : 'killed'} ${victim} (owned ${victimShards.length} shards); waiting for the takeover`);
   const survivors = MEMBERS.filter((m) => m !== victim);
   const takeoverEnd = killAt + opts.leaseTtlMs + 2000;
   let current: ShardInfo[] = [];
@@ -331,6 +334,7 @@ async function run(opts: FailoverOptions, res: Resources, started: number, loadA
     leaseTtlMs: opts.leaseTtlMs,
     membershipIntervalMs: opts.membershipIntervalMs,
     victim,
+    fault: opts.fault,
     victimShards,
     killAt,
     ownersBefore: ownerCounts(before),

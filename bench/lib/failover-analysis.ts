@@ -10,7 +10,8 @@
  *   killed daemon's shards alone);
  * - takeover gap: kill → first receipt of a run on a shard the killed daemon
  *   owned, delivered under a fence above the one it held (i.e. fired by the
- *   new owner); per shard too (the last shard back is the worst case);
+ *   new owner); per shard too (the last shard back is the worst case). "Kill"
+ *   is kill -9 or SIGSTOP (--fault): the same figures either way;
  * - handoff (per moved shard): worst lag of that shard's runs due in
  *   [move call − 1 s, move return + 1 s]; and the delivery gap, the largest
  *   receipt_i − max(due_i, receipt_{i−1}) over those runs in due order;
@@ -40,8 +41,9 @@ export interface KillInfo {
   fences: Map<number, number>;
   /** Owners of every shard before the kill. */
   ownersBefore: Map<number, string>;
-  /** PTTLs read right after the kill: when the victim's member record and leases expire. */
+  /** PTTLs read right after the kill: when the victim's member record, liveness key and leases expire. */
   memberExpiresAt: number;
+  aliveExpiresAt: number;
   leaseExpiresAt: Map<number, number>;
 }
 
@@ -81,6 +83,8 @@ export interface ShardTakeover {
 export interface TakeoverBreakdown {
   /** kill → victim's member record expired in Redis (3 membership periods after its last heartbeat). */
   memberExpiryMs: number;
+  /** kill → victim's liveness key expired (TTL/2 after its last refresh): from then on, peers suspect it. */
+  livenessExpiryMs: number;
   /** kill → first 'assignment changed' on a survivor. */
   assignmentChangedMs: number;
   /** kill → the victim's shard leases expired in Redis (min / max over shards). */
@@ -267,6 +271,7 @@ export function analyze(inp: AnalysisInput): FailoverAnalysis {
     const acq = summarize(acquired);
     breakdown = {
       memberExpiryMs: kill.memberExpiresAt - kill.at,
+      livenessExpiryMs: kill.aliveExpiresAt - kill.at,
       assignmentChangedMs: inp.assignmentChangedAt - kill.at,
       leaseExpiryMs: { min: expiries.length ? Math.min(...expiries) : Number.NaN, max: expiries.length ? Math.max(...expiries) : Number.NaN },
       acquiredMs: { min: acq.count ? Math.min(...acquired) : Number.NaN, p50: acq.p50, max: acq.max },

@@ -14,8 +14,10 @@ export interface FailoverOptions {
   steadySeconds: number;
   leaseTtlMs: number;
   membershipIntervalMs: number;
-  /** Member to kill -9; 'auto' = the one owning the most shards (ties: b). */
+  /** Member to kill -9 (or SIGSTOP); 'auto' = the one owning the most shards (ties: b). */
   victim: string;
+  /** 'kill': kill -9 the victim; 'stop': SIGSTOP it (frozen, not dead: its record and connections stay until teardown). */
+  fault: 'kill' | 'stop';
   /** Planned MoveShard calls in phase 3 (fewer if the run is too short). */
   moves: number;
   /** Seconds between two moves. */
@@ -48,7 +50,13 @@ leases; runs come due at a steady rate (half at-least-once, half
 at-most-once), a worker streams from every daemon. Phase 1 steady state,
 phase 2 kill -9 of one daemon (takeover gap, lag during takeover), phase 3
 planned MoveShard handoffs between the survivors. Counts lost, duplicated,
-redelivered and at-most-once-stranded runs.
+redelivered and at-most-once-stranded runs. Target for the takeover: every
+killed shard fires on a survivor within lease TTL + 200 ms, whatever the
+membership period.
+
+Two runs that show the takeover does not depend on the membership period:
+  npm run bench:failover -- --lease-ttl-ms 2000
+  npm run bench:failover -- --lease-ttl-ms 2000 --membership-interval-ms 3000 --fault stop
 
   --rate <n>                    runs due per second (default 1000)
   --seconds <n>                 seconds over which runs come due (default 30)
@@ -56,6 +64,7 @@ redelivered and at-most-once-stranded runs.
   --lease-ttl-ms <ms>           shard lease TTL of the daemons (default 3000)
   --membership-interval-ms <ms> membership heartbeat / assignment period (default 500)
   --victim <id|auto>            member to kill -9 (default auto: most shards, ties b)
+  --fault <kill|stop>           kill -9 the victim, or SIGSTOP it (frozen until teardown) (default kill)
   --moves <n>                   planned MoveShard handoffs in phase 3 (default 4)
   --move-every <s>              seconds between two moves (default 2)
   --shard-count <n>             shards of the fresh cluster (default 32)
@@ -87,6 +96,7 @@ export function parseFailoverArgs(argv: string[]): FailoverOptions | 'help' {
       'lease-ttl-ms': { type: 'string' },
       'membership-interval-ms': { type: 'string' },
       victim: { type: 'string', default: 'auto' },
+      fault: { type: 'string', default: 'kill' },
       moves: { type: 'string' },
       'move-every': { type: 'string' },
       'shard-count': { type: 'string' },
@@ -110,6 +120,8 @@ export function parseFailoverArgs(argv: string[]): FailoverOptions | 'help' {
   if (values.help) return 'help';
   const victim = values.victim;
   if (!['auto', 'a', 'b', 'c'].includes(victim)) throw new Error(`--victim: must be auto, a, b or c (got "${victim}")`);
+  const fault = values.fault;
+  if (fault !== 'kill' && fault !== 'stop') throw new Error(`--fault: must be kill or stop (got "${fault}")`);
   const opts: FailoverOptions = {
     rate: numberFlag('--rate', values.rate, 1000, 1, 50_000),
     seconds: numberFlag('--seconds', values.seconds, 30, 10, 300),
@@ -117,6 +129,7 @@ export function parseFailoverArgs(argv: string[]): FailoverOptions | 'help' {
     leaseTtlMs: numberFlag('--lease-ttl-ms', values['lease-ttl-ms'], 3000, 300, 60_000),
     membershipIntervalMs: numberFlag('--membership-interval-ms', values['membership-interval-ms'], 500, 50, 10_000),
     victim,
+    fault,
     moves: numberFlag('--moves', values.moves, 4, 0, 50),
     moveEverySeconds: numberFlag('--move-every', values['move-every'], 2, 0.5, 60),
     shardCount: numberFlag('--shard-count', values['shard-count'], 32, 3, 4096),

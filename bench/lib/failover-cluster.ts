@@ -191,12 +191,13 @@ export class FailoverCluster {
     return this.redis;
   }
 
-  /** Remaining TTL (ms) of the lease keys of `shards` and of member `id`'s record, read now. */
-  async pttls(id: string, shards: number[]): Promise<{ at: number; member: number; leases: Map<number, number> }> {
+  /** Remaining TTL (ms) of the lease keys of `shards` and of member `id`'s record and liveness key, read now. */
+  async pttls(id: string, shards: number[]): Promise<{ at: number; member: number; alive: number; leases: Map<number, number> }> {
     const r = this.redisClient();
     const p = this.opts.prefix;
     const pipe = r.pipeline();
     pipe.pttl(`${p}member:${id}`);
+    pipe.pttl(`${p}alive:${id}`);
     for (const s of shards) pipe.pttl(`${p}lease:${s}`);
     const at = Date.now();
     const out = (await pipe.exec()) ?? [];
@@ -204,7 +205,7 @@ export class FailoverCluster {
       const e = out[i];
       return e && !e[0] ? Number(e[1]) : Number.NaN;
     };
-    return { at, member: val(0), leases: new Map(shards.map((s, i) => [s, val(i + 1)])) };
+    return { at, member: val(0), alive: val(1), leases: new Map(shards.map((s, i) => [s, val(i + 2)])) };
   }
 
   /** kill -9 member `id`; returns the wall time just before the signal. */
@@ -212,6 +213,18 @@ export class FailoverCluster {
     const m = this.member(id);
     const at = wallNowMs();
     await m.daemon.kill();
+    return at;
+  }
+
+  /**
+   * SIGSTOP member `id` (a frozen VM, a long GC pause); returns the wall time
+   * just before the signal. It stays frozen: teardown's stop() sends SIGCONT
+   * before SIGTERM.
+   */
+  freeze(id: string): number {
+    const m = this.member(id);
+    const at = wallNowMs();
+    m.daemon.signal('SIGSTOP');
     return at;
   }
 

@@ -14,6 +14,16 @@
  *    rendezvous hashing with bounded load (no member gets more than
  *    floor or ceil of shards / members), so shares differ by at most one.
  * Drained members (`ops drain`) own nothing.
+ *
+ * Suspects (record still there, liveness lapsed: killed or frozen) keep their
+ * place in the balanced assignment, but each shard the rules give a suspect
+ * goes where it would go without the suspects. So:
+ * - only a suspect's shards change hands: a wrong suspicion (a slow but live
+ *   member) moves nothing else, and the suspect keeps its shards anyway as long
+ *   as it keeps extending their leases (peers are refused until they lapse);
+ * - when the suspect's record finally expires, its shards are already where
+ *   the assignment without it puts them: the takeover is not followed by a
+ *   second move of the same shards.
  */
 
 export interface MemberView {
@@ -34,6 +44,8 @@ export interface ClusterView {
   drained: ReadonlySet<string>;
   /** Operator moves: shard → member id. */
   overrides: ReadonlyMap<number, string>;
+  /** Members (in `members`) whose liveness lapsed: their shards go to the assignment without them. */
+  suspects?: ReadonlySet<string>;
 }
 
 /** Rendezvous score of (member, shard): FNV-1a over both, then a 32-bit mix. */
@@ -56,6 +68,15 @@ function ranked(candidates: readonly string[], shard: number): string[] {
 
 /** Returns shard → member id (null when no live member can take it). */
 export function assignShards(view: ClusterView): (string | null)[] {
+  const suspects = view.suspects ?? new Set<string>();
+  const full = assignMembers(view);
+  if (!view.members.some((m) => suspects.has(m.id))) return full;
+  const without = assignMembers({ ...view, members: view.members.filter((m) => !suspects.has(m.id)) });
+  return full.map((owner, shard) => (owner !== null && suspects.has(owner) ? without[shard] : owner));
+}
+
+/** The rules above over `view.members`, suspects ignored. */
+function assignMembers(view: ClusterView): (string | null)[] {
   const live = view.members.filter((m) => !view.drained.has(m.id));
   const liveIds = new Set(live.map((m) => m.id));
   const balanced = live.filter((m) => m.pinned.length === 0 && !m.standby).map((m) => m.id);

@@ -6,9 +6,29 @@
  * "changed" published, then shards released one by one with "released:<n>"
  * so the new owners acquire at once instead of waiting a lease TTL).
  *
+ * Liveness runs beside the heartbeat, on the lease's cadence rather than the
+ * membership period: every TTL/6 the member refreshes its `alive` key (PX
+ * TTL/2) and every min(100 ms, TTL/6) it reads the peers' keys. A peer whose
+ * key lapsed is a suspect (see assignment.ts): recomputing then hands its
+ * shards to their next owners, who are refused until its leases lapse and
+ * acquire right then (ShardLeaseManager arms an attempt at the lease's PTTL).
+ * Why TTL/2: a dead member extended its leases at most TTL/3 before dying, so
+ * they lapse ≥ 2/3 TTL after; its `alive` key lapses ≤ TTL/2 after, and one
+ * watch period later every peer knows: the takeover waits for the lease only,
+ * whatever `--membership-interval-ms` is (its record, 3 periods, may outlive
+ * it by seconds).
+ *
+ * Invariants:
+ * - a member never suspects itself (it keeps what it holds while it can
+ *   extend; only peers' opinions change);
+ * - suspicion moves only the suspect's shards, so a wrong one costs at most
+ *   refused acquire attempts, never a handoff between live members that
+ *   keep their leases.
+ *
  * While Redis cannot be read the last assignment stands; the leases decide
  * what may fire (a lease that cannot be extended is dropped).
  */
+import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
 import { assignShards, type ClusterView } from './assignment.js';
@@ -29,7 +49,16 @@ export interface ClusterMemberOptions {
   log: Logger;
 }
 
+/** Liveness key TTL, as a share of the lease TTL (see the header). */
+const ALIVE_TTL_SHARE = 1 / 2;
+/** Refreshes per liveness TTL: two may fail or come late before peers suspect us. */
+const ALIVE_REFRESHES_PER_TTL = 3;
+/** Peers' liveness is read at most this far apart. */
+const WATCH_MAX_MS = 100;
+
 export interface LeaseControl {
+  /** Lease TTL in ms: sets the liveness cadence. */
+  readonly ttlMs: number;
   setDesired(shards: Iterable<number>): void;
   acquireNow(): Promise<void>;
   ownedShards(): number[];
@@ -39,6 +68,15 @@ export class ClusterMember {
   readonly store: MembershipStore;
   private subscriber: Redis | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private livenessTimer: NodeJS.Timeout | null = null;
+  private readonly aliveTtlMs: number;
+  private readonly aliveRefreshMs: number;
+  private lastAliveRefresh = Number.NEGATIVE_INFINITY;
+  /** A refresh of our `alive` key / a read of the peers' keys is in flight. */
+  private refreshing = false;
+  private watching = false;
+  /** Peers suspected in the last view (sorted, for comparison). */
+  private suspects: string[] = [];
   private records: MemberRecord[] = [];
   private lastView: ClusterView | null = null;
   private desired: number[] = [];
@@ -52,6 +90,12 @@ export class ClusterMember {
     private readonly leases: LeaseControl,
   ) {
     this.store = new MembershipStore(opts.redis, opts.prefix);
+    this.aliveTtlMs = Math.max(10, Math.floor(leases.ttlMs * ALIVE_TTL_SHARE));
+    this.aliveRefreshMs = Math.max(5, Math.floor(this.aliveTtlMs / ALIVE_REFRESHES_PER_TTL));
+  }
+
+  get memberId(): string {
+    return this.opts.memberId;
   }
 
   get members(): MemberRecord[] {
@@ -72,6 +116,7 @@ export class ClusterMember {
     // ioredis re-subscribes by itself after a reconnect.
     sub.subscribe(this.store.channel).catch((err: unknown) => this.opts.log.warn({ err: String(err) }, 'cannot subscribe to cluster events'));
     this.timer = setInterval(() => this.recompute(), this.opts.intervalMs);
+    this.livenessTimer = setInterval(() => this.watchLiveness(), Math.min(WATCH_MAX_MS, this.aliveRefreshMs));
     this.recompute();
     await this.computing;
     await this.store.publish(CHANGED).catch(() => undefined);
@@ -81,12 +126,14 @@ export class ClusterMember {
   async leave(): Promise<void> {
     this.leaving = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.livenessTimer) clearInterval(this.livenessTimer);
     await this.computing;
     await this.store.leave(this.opts.memberId).catch(() => undefined);
   }
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.livenessTimer) clearInterval(this.livenessTimer);
     this.subscriber?.disconnect();
     this.subscriber = null;
   }
@@ -103,6 +150,39 @@ export class ClusterMember {
       const shard = Number(msg.slice('released:'.length));
       if (this.desired.includes(shard)) void this.leases.acquireNow();
     }
+  }
+
+  /**
+   * One liveness round: refresh our key when due, then read the peers' keys;
+   * a change in who is suspected recomputes the assignment at once (the view
+   * read there decides; this read only notices). The refresh never waits
+   * behind a slow read of the peers (nor the other way round).
+   */
+  private watchLiveness(): void {
+    if (this.leaving) return;
+    const now = performance.now();
+    if (!this.refreshing && now - this.lastAliveRefresh >= this.aliveRefreshMs) {
+      this.refreshing = true;
+      this.lastAliveRefresh = now;
+      this.store
+        .refreshAlive(this.opts.memberId, this.aliveTtlMs)
+        .catch((err: unknown) => this.opts.log.debug({ err: String(err) }, 'liveness refresh failed (Redis away?)'))
+        .finally(() => {
+          this.refreshing = false;
+        });
+    }
+    if (this.watching) return;
+    this.watching = true;
+    const peers = this.records.filter((r) => r.id !== this.opts.memberId && r.aliveTtlMs !== undefined).map((r) => r.id);
+    this.store
+      .lapsed(peers)
+      .then((lapsed) => {
+        if (!this.leaving && [...lapsed].sort().join(',') !== this.suspects.join(',')) this.recompute();
+      })
+      .catch((err: unknown) => this.opts.log.debug({ err: String(err) }, 'liveness read failed (Redis away?)'))
+      .finally(() => {
+        this.watching = false;
+      });
   }
 
   recompute(): void {
@@ -133,12 +213,19 @@ export class ClusterMember {
       startedAtMs: this.startedAtMs,
       lastSeenMs: Date.now(),
       ownedShards: this.leases.ownedShards().length,
+      aliveTtlMs: this.aliveTtlMs,
     };
     await this.store.heartbeat(me, o.intervalMs * 3, o.pinnedRanges);
-    const { view, records } = await this.store.view(o.shardCount);
+    this.lastAliveRefresh = performance.now();
+    const { view, records } = await this.store.view(o.shardCount, o.memberId);
     if (this.leaving) return;
     this.records = records;
     this.lastView = view;
+    const suspects = [...(view.suspects ?? [])].sort();
+    if (suspects.join(',') !== this.suspects.join(',')) {
+      o.log.info({ suspects, cleared: this.suspects.filter((id) => !suspects.includes(id)) }, 'suspected members changed (liveness lapsed)');
+    }
+    this.suspects = suspects;
     const target = assignShards(view);
     const mine = target.flatMap((owner, shard) => (owner === o.memberId ? [shard] : []));
     if (mine.length !== this.desired.length || mine.some((s, i) => s !== this.desired[i])) {

@@ -3,7 +3,13 @@
  *
  * Keys (under the cluster prefix):
  * - `members`        SET of member ids that have announced themselves
- * - `member:<id>`    JSON record, expires after 3 heartbeat periods (liveness)
+ * - `member:<id>`    JSON record, expires after 3 heartbeat periods: membership,
+ *                    what the balanced assignment is computed over
+ * - `alive:<id>`     liveness, refreshed on the lease cadence and expiring well
+ *                    within one lease TTL whatever the heartbeat period: a
+ *                    member whose record is there but whose `alive` key is not
+ *                    is a *suspect* (killed or frozen); peers take its shards
+ *                    as its leases lapse, before its record expires
  * - `pins`           HASH member id → pinned ranges; survives the member, so
  *                    its shards are known to be orphans while it is gone
  * - `drained`        SET of drained member ids (`ops drain`)
@@ -11,7 +17,8 @@
  * - channel `events` "changed" (recompute now) and "released:<shard>"
  *                    (a shard was let go: whoever wants it, acquire now)
  * Redis forgetting all this is harmless: members re-announce on the next
- * heartbeat and operator intent falls back to the balanced assignment.
+ * heartbeat (liveness on the next refresh) and operator intent falls back to
+ * the balanced assignment.
  */
 import { Redis } from 'ioredis';
 import type { ClusterView, MemberView } from './assignment.js';
@@ -22,6 +29,11 @@ export interface MemberRecord extends MemberView {
   startedAtMs: number;
   lastSeenMs: number;
   ownedShards: number;
+  /**
+   * TTL of this member's `alive` key. Absent in records of members that do not
+   * keep one (older versions): those are never suspects, only expire.
+   */
+  aliveTtlMs?: number;
 }
 
 export const CHANGED = 'changed';
@@ -41,17 +53,31 @@ export class MembershipStore {
     return `${this.prefix}${name}`;
   }
 
+  /** Writes the record (and, in the same MULTI, liveness: a record is never newer than its `alive` key). */
   async heartbeat(rec: MemberRecord, ttlMs: number, pinnedRanges: string): Promise<void> {
     const m = this.redis.multi();
     m.set(this.key(`member:${rec.id}`), JSON.stringify(rec), 'PX', ttlMs);
+    if (rec.aliveTtlMs !== undefined) m.set(this.key(`alive:${rec.id}`), '1', 'PX', rec.aliveTtlMs);
     m.sadd(this.key('members'), rec.id);
     if (pinnedRanges) m.hset(this.key('pins'), rec.id, pinnedRanges);
     else m.hdel(this.key('pins'), rec.id);
     await m.exec();
   }
 
+  /** Liveness only (cheap, on the lease cadence). */
+  async refreshAlive(id: string, ttlMs: number): Promise<void> {
+    await this.redis.set(this.key(`alive:${id}`), '1', 'PX', ttlMs);
+  }
+
+  /** Of these member ids, the ones whose `alive` key is gone. */
+  async lapsed(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const alive = await this.redis.mget(ids.map((id) => this.key(`alive:${id}`)));
+    return new Set(ids.filter((_, i) => alive[i] === null));
+  }
+
   async leave(id: string): Promise<void> {
-    await this.redis.multi().del(this.key(`member:${id}`)).srem(this.key('members'), id).exec();
+    await this.redis.multi().del(this.key(`member:${id}`)).del(this.key(`alive:${id}`)).srem(this.key('members'), id).exec();
     await this.publish(CHANGED);
   }
 
@@ -59,29 +85,47 @@ export class MembershipStore {
     await this.redis.publish(this.channel, message);
   }
 
-  async liveMembers(): Promise<MemberRecord[]> {
+  /**
+   * Members whose record has not expired, and which of them are suspects
+   * (they keep an `alive` key and it is gone). Records and liveness are read
+   * in one MGET, so a member that just joined is never seen half-written.
+   */
+  async liveMembers(): Promise<{ records: MemberRecord[]; suspects: Set<string> }> {
     const ids = await this.redis.smembers(this.key('members'));
-    if (ids.length === 0) return [];
-    const recs = await this.redis.mget(ids.map((id) => this.key(`member:${id}`)));
+    if (ids.length === 0) return { records: [], suspects: new Set() };
+    const got = await this.redis.mget([...ids.map((id) => this.key(`member:${id}`)), ...ids.map((id) => this.key(`alive:${id}`))]);
     const out: MemberRecord[] = [];
     const gone: string[] = [];
-    recs.forEach((r, i) => {
-      if (r) out.push(JSON.parse(r) as MemberRecord);
-      else gone.push(ids[i]);
+    const suspects = new Set<string>();
+    ids.forEach((id, i) => {
+      const r = got[i];
+      if (!r) {
+        gone.push(id);
+        return;
+      }
+      const rec = JSON.parse(r) as MemberRecord;
+      out.push(rec);
+      if (rec.aliveTtlMs !== undefined && got[ids.length + i] === null) suspects.add(rec.id);
     });
     if (gone.length) await this.redis.srem(this.key('members'), ...gone);
-    return out.sort((a, b) => (a.id < b.id ? -1 : 1));
+    return { records: out.sort((a, b) => (a.id < b.id ? -1 : 1)), suspects };
   }
 
-  async view(shardCount: number): Promise<{ view: ClusterView; records: MemberRecord[] }> {
-    const [records, pinsRaw, drained, overridesRaw] = await Promise.all([
+  /**
+   * The cluster as seen now. `self`, when given, is never a suspect: a member
+   * knows it is alive even when its own `alive` key lapsed (it then keeps its
+   * shards as long as it keeps its leases, and peers cannot take them).
+   */
+  async view(shardCount: number, self?: string): Promise<{ view: ClusterView; records: MemberRecord[] }> {
+    const [{ records, suspects }, pinsRaw, drained, overridesRaw] = await Promise.all([
       this.liveMembers(),
       this.redis.hgetall(this.key('pins')),
       this.redis.smembers(this.key('drained')),
       this.redis.hgetall(this.key('overrides')),
     ]);
-    // Two members pinning one shard: a live one wins, then the smallest id (deterministic everywhere).
-    const live = new Set(records.map((r) => r.id));
+    if (self !== undefined) suspects.delete(self);
+    // Two members pinning one shard: a live one (record there, not a suspect) wins, then the smallest id.
+    const live = new Set(records.filter((r) => !suspects.has(r.id)).map((r) => r.id));
     const rank = (id: string): string => `${live.has(id) ? 0 : 1}${id}`;
     const pins = new Map<number, string>();
     for (const [member, ranges] of Object.entries(pinsRaw).sort(([a], [b]) => (rank(a) < rank(b) ? -1 : 1))) {
@@ -93,7 +137,7 @@ export class MembershipStore {
     }
     const overrides = new Map<number, string>();
     for (const [shard, member] of Object.entries(overridesRaw)) overrides.set(Number(shard), member);
-    return { view: { shardCount, members: records, pins, drained: new Set(drained), overrides }, records };
+    return { view: { shardCount, members: records, pins, drained: new Set(drained), overrides, suspects }, records };
   }
 
   async setOverride(shard: number, member: string): Promise<void> {

@@ -29,17 +29,23 @@ export class ClusterOperations {
   }
 
   private async freshView(): Promise<ClusterView> {
-    return (await this.cluster.store.view(this.shardCount)).view;
+    return (await this.cluster.store.view(this.shardCount, this.cluster.memberId)).view;
   }
 
   private requireLive(view: ClusterView, member: string, field: string): void {
     if (!view.members.some((m) => m.id === member)) throw invalidArgument(field, `"${member}" is not a live member`);
   }
 
+  /** A move onto a suspect would never complete: the assignment hands its shards on. */
+  private requireResponsive(view: ClusterView, member: string, field: string): void {
+    if (view.suspects?.has(member)) throw failedPrecondition(`member "${member}" stopped refreshing its liveness (killed or frozen?); ${field} must be a responsive member`);
+  }
+
   async move(shard: number, to: string, timeoutMs: number): Promise<{ move: ShardMove; handoffMs: number }> {
     if (!Number.isInteger(shard) || shard < 0 || shard >= this.shardCount) throw invalidArgument('shard', `must be 0..${this.shardCount - 1}`);
     const view = await this.freshView();
     this.requireLive(view, to, 'to_member');
+    this.requireResponsive(view, to, 'to_member');
     if (view.drained.has(to)) throw failedPrecondition(`member "${to}" is drained; undo the drain first`);
     const from = (await this.currentOwners())[shard];
     const t0 = performance.now();

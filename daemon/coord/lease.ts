@@ -33,6 +33,13 @@ export interface LeaseBackend {
   extend(lease: ShardLease, ttlMs: number): Promise<boolean>;
   /** Gives the lease up so a peer can take the shard at once. Never throws. */
   release(lease: ShardLease): Promise<void>;
+  /**
+   * Optional: how long whoever holds `shard` now keeps it without another
+   * extend, in ms by the store's clock (0: nobody holds it; null: unknown).
+   * Lets a member that was refused try again the moment a dead holder's lease
+   * runs out instead of on its next retry tick. Never throws.
+   */
+  heldForMs?(shard: number): Promise<number | null>;
   /** Closes connections owned by the backend. */
   close(): Promise<void>;
 }

@@ -170,6 +170,18 @@ export class RedisLeaseBackend implements LeaseBackend {
     }
   }
 
+  /** PTTL of the shard's lease key: when a refused acquire can succeed (nobody renews a dead holder's lease). */
+  async heldForMs(shard: number): Promise<number | null> {
+    if (this.closed) return null;
+    try {
+      const ms = await this.redis.pttl(this.leaseKey(shard));
+      if (ms === -2) return 0; // no key: free now
+      return ms >= 0 ? ms : null; // -1 (no expiry) is not a redlock key: don't guess
+    } catch {
+      return null;
+    }
+  }
+
   /** Forgets held locks (they expire by TTL); the Redis client and `leaseDb` belong to the caller. */
   async close(): Promise<void> {
     this.closed = true;

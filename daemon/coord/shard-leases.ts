@@ -13,7 +13,10 @@ import type { LeaseBackend, ShardLease } from './lease.js';
  *                 ▲                   │ null / timeout          │
  *                 └───────────────────┴─────────────────────────┘ (still desired: retried)
  * - wanted: in the desired set, not held; tried every min(ttl/4, 150 ms) (jittered), at
- *   most `acquireConcurrency` attempts at once, or at once via acquireNow().
+ *   most `acquireConcurrency` attempts at once, or at once via acquireNow(). When an
+ *   attempt is refused and the backend can tell how long the holder's lease still
+ *   runs (`heldForMs`), one more attempt is armed for that instant: a dead or frozen
+ *   holder's shard is taken when its lease lapses, not up to a tick later.
  * - held: `onAcquired` was called; extended every ttl/3, all shards in parallel.
  * - lost: the first failed (or timed-out) extend, validity on the monotonic
  *   clock running out before an extend succeeded (e.g. the process was
@@ -31,6 +34,7 @@ import type { LeaseBackend, ShardLease } from './lease.js';
  *   given back);
  * - every extend gets no retry: one failure drops the shard (a new acquire
  *   gets a new fence);
+ * - at most one expiry timer per wanted shard; all are cleared by stop();
  * - timer callbacks never throw; hooks' exceptions are logged (a throwing or
  *   rejecting `onAcquired` drops the shard).
  *
@@ -70,9 +74,12 @@ export const LOST_HOOK_FAILED = 'onAcquired failed';
 
 const TIMEOUT: unique symbol = Symbol('timeout');
 const ACQUIRE_RETRY_MAX_MS = 150;
+/** Past the holder's reported PTTL: the store expires a key once its clock is beyond the deadline, and timers may fire a little early. */
+const EXPIRY_SLACK_MS = 3;
 
 export class ShardLeaseManager {
-  private readonly ttlMs: number;
+  /** Lease TTL in ms (the cluster member derives its liveness cadence from it). */
+  readonly ttlMs: number;
   private readonly log: Logger;
   private readonly clock: () => number;
   private readonly concurrency: number;
@@ -81,6 +88,8 @@ export class ShardLeaseManager {
   private readonly held = new Map<number, ShardLease>();
   private readonly acquiring = new Set<number>();
   private readonly extending = new Set<number>();
+  /** Wanted shards held by someone else: null while asking the backend, then the one attempt armed for when that lease runs out. */
+  private readonly expiryTimers = new Map<number, NodeJS.Timeout | null>();
   /** Backend calls and hooks in flight, awaited (bounded) by stop(). */
   private readonly pending = new Set<Promise<unknown>>();
 
@@ -160,6 +169,8 @@ export class ShardLeaseManager {
     clearInterval(this.renewTimer);
     clearTimeout(this.acquireTimer);
     this.renewTimer = this.acquireTimer = undefined;
+    for (const t of this.expiryTimers.values()) if (t) clearTimeout(t);
+    this.expiryTimers.clear();
     // Release first (fast handoff); acquisitions still in flight give their lease back on arrival.
     for (const [shard, lease] of [...this.held]) this.leave(shard, lease, LOST_RELEASED);
     if (this.round) await withDeadline(this.round, this.ttlMs);
@@ -213,7 +224,10 @@ export class ShardLeaseManager {
         void op.then((late) => late && this.releaseQuietly(late), () => undefined);
         return;
       }
-      if (lease === null) return;
+      if (lease === null) {
+        this.armAtExpiry(shard);
+        return;
+      }
       if (!this.running || !this.desired.has(shard) || this.held.has(shard) || this.clock() >= lease.validUntilMono) {
         this.releaseQuietly(lease);
         return;
@@ -226,6 +240,34 @@ export class ShardLeaseManager {
     } finally {
       this.acquiring.delete(shard);
     }
+  }
+
+  /**
+   * Refused: someone holds the shard. If the backend says for how long, try
+   * again right after that (a live holder extends meanwhile, so that attempt
+   * is refused too and re-arms; a dead one's lease is gone and we take it).
+   */
+  private armAtExpiry(shard: number): void {
+    const heldFor = this.backend.heldForMs;
+    if (heldFor === undefined || this.expiryTimers.has(shard) || !this.running) return;
+    this.expiryTimers.set(shard, null); // asking: one question in flight per shard
+    void withDeadline(this.trackPending(heldFor.call(this.backend, shard)), this.ttlMs)
+      .then((ms) => {
+        if (this.expiryTimers.get(shard) !== null) return; // stopped meanwhile
+        this.expiryTimers.delete(shard);
+        if (ms === TIMEOUT || ms === null || !this.running || !this.desired.has(shard) || this.held.has(shard)) return;
+        // A PTTL above our TTL comes from a member configured differently: the tick covers it.
+        if (ms > this.ttlMs) return;
+        const timer = setTimeout(() => {
+          if (this.expiryTimers.get(shard) === timer) this.expiryTimers.delete(shard);
+          if (this.running && this.desired.has(shard) && !this.held.has(shard)) void this.tryAcquire(shard);
+        }, ms + EXPIRY_SLACK_MS);
+        this.expiryTimers.set(shard, timer);
+      })
+      .catch((err: unknown) => {
+        if (this.expiryTimers.get(shard) === null) this.expiryTimers.delete(shard);
+        this.log.error({ err, shard }, 'shard lease: heldForMs threw (backend bug)');
+      });
   }
 
   private runOnAcquired(lease: ShardLease): void {

@@ -15,7 +15,7 @@ import { TestCluster, sleep, type ScheduledRun } from '../helpers/cluster.js';
 import { CLAIM_AHEAD_MS, waitUntil } from '../helpers/e2e.js';
 
 const TTL = 1_500;
-/** Takeover bound: one TTL plus slack for membership expiry (3 × 300 ms), acquire ticks and a busy machine. */
+/** Takeover bound: one TTL plus slack for a busy machine (peers suspect the dead member from its liveness key and acquire at its leases' PTTL). */
 const TAKEOVER_BOUND_MS = TTL + 2_500;
 const N = 1_500;
 const SPREAD_MS = 8_000;

@@ -381,6 +381,29 @@ export class TestCluster {
     }, timeoutMs);
   }
 
+  /**
+   * Waits until each shard of `fences` (shard → the fence it was held under)
+   * had a run delivered by a member other than `not`, under a higher fence,
+   * received at or after `since`: the shard fires elsewhere. Event-driven (on
+   * each receipt). Resolves shard → that first delivery, or null on timeout.
+   */
+  async waitFiredElsewhere(fences: ReadonlyMap<number, number>, not: string, since: number, timeoutMs: number): Promise<Map<number, Delivery> | null> {
+    const first = new Map<number, Delivery>();
+    let i = 0;
+    const scan = (): boolean => {
+      const ds = this.recorder.deliveries;
+      for (; i < ds.length; i++) {
+        const d = ds[i];
+        const shard = this.scheduled.get(d.runId)?.shard;
+        if (shard === undefined || d.member === not || d.receivedAt < since || first.has(shard)) continue;
+        const old = fences.get(shard);
+        if (old !== undefined && d.fence > old) first.set(shard, d);
+      }
+      return first.size === fences.size;
+    };
+    return (await this.recorder.waitFor(scan, timeoutMs)) ? first : null;
+  }
+
   /** Scheduled vs received. */
   counts(runs?: readonly ScheduledRun[]): Counts {
     const list = runs ?? [...this.scheduled.values()];

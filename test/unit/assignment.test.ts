@@ -63,4 +63,32 @@ describe('assignShards', () => {
   it('leaves shards unowned only when nobody is live', () => {
     expect(assignShards(view([])).every((o) => o === null)).toBe(true);
   });
+
+  it("moves only a suspect's shards, each straight to where it goes once the suspect's record expires", () => {
+    const abc = [member('a'), member('b'), member('c')];
+    const healthy = assignShards(view(abc));
+    const suspected = assignShards(view(abc, { suspects: new Set(['b']) }));
+    const expired = assignShards(view([member('a'), member('c')]));
+    for (let s = 0; s < 64; s++) {
+      if (healthy[s] === 'b') expect(suspected[s], `shard ${s} of the suspect`).toBe(expired[s]);
+      else expect(suspected[s], `shard ${s} of a live member stays`).toBe(healthy[s]);
+    }
+    expect(suspected).not.toContain('b');
+    // The record expiring later moves none of the suspect's shards again.
+    const again = planMoves(suspected, expired).filter((m) => healthy[m.shard] === 'b');
+    expect(again).toEqual([]);
+    // A suspicion that clears gives the member back exactly its share.
+    expect(assignShards(view(abc, { suspects: new Set() }))).toEqual(healthy);
+  });
+
+  it('hands a suspect pinned member’s shards to the adopters, and ignores moves onto a suspect', () => {
+    const pins = new Map<number, string>();
+    for (let s = 0; s < 16; s++) pins.set(s, 'side-0');
+    const members = [member('side-0', { pinned: [...pins.keys()] }), member('a'), member('standby', { standby: true })];
+    const out = assignShards(view(members, { pins, suspects: new Set(['side-0']) }));
+    for (let s = 0; s < 16; s++) expect(out[s]).toBe('standby');
+    expect(out.slice(16).every((o) => o === 'a')).toBe(true);
+    const moved = assignShards(view([member('a'), member('b')], { overrides: new Map([[3, 'b']]), suspects: new Set(['b']) }));
+    expect(moved.every((o) => o === 'a')).toBe(true);
+  });
 });
