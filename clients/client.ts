@@ -98,7 +98,7 @@ export class TimelaneClient {
     let bytes = 0;
     for (let k = 0; k < inputs.length; k++) {
       const r = scheduleRequest(inputs[k]);
-      bytes += (r.payload as Buffer).length + (r.queue?.length ?? 0) + (r.namespace?.length ?? 0) + (r.dedupeKey?.length ?? 0) + REQUEST_OVERHEAD;
+      bytes += ((r.payload as Buffer | undefined)?.length ?? 0) + (r.queue?.length ?? 0) + (r.namespace?.length ?? 0) + (r.dedupeKey?.length ?? 0) + REQUEST_OVERHEAD;
       requests[k] = r;
     }
     if (bytes > MAX_BATCH_BYTES) throw new RangeError(`inputs: the batch encodes to about ${bytes} bytes, over the daemon's ${MAX_BATCH_BYTES}-byte limit; split it`);

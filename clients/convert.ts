@@ -80,18 +80,22 @@ function retryToWire(retry: RetryPolicyInput | undefined): RetryPolicy | null {
   };
 }
 
+/**
+ * A ScheduleRequest holding only the fields that differ from their defaults
+ * (proto3 treats an absent field as its default): less to convert and encode
+ * here, and less for the daemon to decode — per request, 1000 times a batch.
+ */
 export function scheduleRequest(input: ScheduleInput): ScheduleRequest {
-  return {
-    namespace: input.namespace ?? '',
-    queue: input.queue,
-    payload: payloadBytes(input.payload),
-    ...whenFields(input.at, input.delayMs),
-    priority: input.priority ?? 0,
-    dedupeKey: input.dedupeKey ?? '',
-    delivery: input.delivery ? DELIVERY_TO_WIRE[input.delivery] : 'DELIVERY_MODE_UNSPECIFIED',
-    retry: retryToWire(input.retry),
-    leaseMs: input.leaseMs ?? 0,
-  };
+  const req: ScheduleRequest = { queue: input.queue, ...whenFields(input.at, input.delayMs) };
+  if (input.namespace) req.namespace = input.namespace;
+  const payload = payloadBytes(input.payload);
+  if (payload.length > 0) req.payload = payload;
+  if (input.priority) req.priority = input.priority;
+  if (input.dedupeKey) req.dedupeKey = input.dedupeKey;
+  if (input.delivery) req.delivery = DELIVERY_TO_WIRE[input.delivery];
+  if (input.retry) req.retry = retryToWire(input.retry);
+  if (input.leaseMs) req.leaseMs = input.leaseMs;
+  return req;
 }
 
 /** One ScheduleBatch answer as the library hands it out. */
