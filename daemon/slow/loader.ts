@@ -24,10 +24,8 @@
  *   later scan reads the row once there is room.
  */
 import type { Db } from '../db/pool.js';
-import { query } from '../db/pool.js';
-import { LOAD_WINDOW_PAGE, type WindowRow } from '../db/queries/window.js';
-
-const PAGE_SIZE = 2_000;
+import { LOAD_WINDOW_PAGE, type WindowPage } from '../db/queries/window.js';
+import { mapStorageError } from '../db/storage-errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../fast/clock.js';
 import type { NearDueRun } from './notifications.js';
@@ -39,6 +37,48 @@ export interface WindowSink {
   dropShard(shard: number): number;
   has(runId: number): boolean;
   readonly size: number;
+}
+
+/** Values per run in a LOAD_WINDOW_PAGE page: id, shard, priority, due ms. */
+const WIDTH = 4;
+/** Most rows per window page: a few ms of work on the event loop the fire timer shares. */
+const PAGE_SIZE = 2_000;
+/** Due-time slice (ms) of a scan's first page above a lower bound; later slices adapt to what pages hold. */
+const FIRST_SLICE_MS = 1_000;
+/** A slice grows at most this much from one page to the next (sparse stretches of the window). */
+const SLICE_GROWTH = 8;
+
+/** One page request of a scan: runs due in (lo, hi] after the keyset (afterDue, afterId), at most `size`. */
+interface PageRequest {
+  lo: number | null;
+  hi: number;
+  afterDue: number | null;
+  afterId: number | null;
+  size: number;
+}
+
+/**
+ * A page's runs as WIDTH numbers each (id, shard, priority, due ms), parsed
+ * from LOAD_WINDOW_PAGE's one text column without a string per number.
+ */
+export function parseWindowPage(text: string | null, maxRuns: number): Float64Array {
+  const out = new Float64Array(maxRuns * WIDTH);
+  if (text === null || text.length === 0) return out.subarray(0, 0);
+  let n = 0;
+  let v = 0;
+  let negative = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 44 /* , */) {
+      out[n++] = negative ? -v : v;
+      v = 0;
+      negative = false;
+    } else if (c === 45 /* - */) negative = true;
+    else v = v * 10 + (c - 48); // exact: ids and epoch ms stay below 2^53
+  }
+  out[n++] = negative ? -v : v;
+  if (n % WIDTH !== 0 || n > out.length) throw new Error(`window page: ${n} values is not ${WIDTH} per run (at most ${maxRuns} runs)`);
+  return out.subarray(0, n);
 }
 
 export interface LoaderOptions {
@@ -185,6 +225,11 @@ export class WindowLoader {
 
   private async loadPass(): Promise<void> {
     const target = Math.floor(this.clock.wallNow()) + this.opts.windowMs;
+    // Shards never loaded go first (a start, a takeover): none of their runs can fire until
+    // then, while a repair only re-reads what memory holds (a million rows take seconds).
+    const fresh: number[] = [];
+    for (const [shard, w] of this.shards) if (w.loadedUntil === null) fresh.push(shard);
+    if (fresh.length > 0) await this.scan(fresh, null, target);
     if (this.repairWanted) {
       this.repairWanted = false;
       await this.repair();
@@ -212,17 +257,20 @@ export class WindowLoader {
     }
     let read = 0;
     let lastDue: number | null = null;
+    const startedMono = this.clock.monoNow();
     try {
-      await this.pages(shards, from, to, room, (rows) => {
-        for (const r of rows) {
-          const w = this.shards.get(r.shard);
-          if (!w || w.generation !== gens.get(r.shard)) continue;
+      await this.pages(shards, from, to, room, (runs) => {
+        for (let i = 0; i < runs.length; i += WIDTH) {
+          const id = runs[i];
+          const shard = runs[i + 1];
+          const w = this.shards.get(shard);
+          if (!w || w.generation !== gens.get(shard)) continue;
           // Held already: the offer that put it there is at least as new as this snapshot.
-          if (this.sink.has(r.id)) continue;
-          this.admit(w, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
+          if (this.sink.has(id)) continue;
+          this.admit(w, { runId: id, shard, dueAtMs: runs[i + 3], priority: runs[i + 2] });
         }
-        read += rows.length;
-        if (rows.length > 0) lastDue = rows[rows.length - 1].due_at_ms;
+        read += runs.length / WIDTH;
+        if (runs.length > 0) lastDue = runs[runs.length - 1];
       });
     } finally {
       for (const s of shards) {
@@ -232,6 +280,8 @@ export class WindowLoader {
     }
     this.stats.scans++;
     this.stats.loaded += read;
+    // A first load is a rebuild (start, takeover, crash recovery): say how big and how fast, once per acquisition.
+    if (from === null) this.log.info({ shards: shards.length, runs: read, ms: Math.round(this.clock.monoNow() - startedMono) }, 'window loaded');
     // Hitting the cap: stop just before the last due time read so ties are re-read.
     const reached = read >= room && lastDue !== null ? lastDue - 1 : to;
     for (const s of shards) {
@@ -244,19 +294,69 @@ export class WindowLoader {
     }
   }
 
-  /** Reads (from, to] in keyset pages of at most `limit` rows in all, yielding between pages. */
-  private async pages(shards: number[], from: number | null, to: number, limit: number, onPage: (rows: WindowRow[]) => void): Promise<void> {
-    let after: WindowRow | null = null;
+  /**
+   * Reads (from, to] in (due_at, id) order, in keyset pages of at most
+   * PAGE_SIZE and `limit` rows in all, yielding between pages.
+   *
+   * Each page is also bounded by a due-time slice (lo, hi] that holds about
+   * one page (see LOAD_WINDOW_PAGE: Postgres sorts everything a page's bounds
+   * admit). A full page narrows the slice to the span it covered; an
+   * exhausted slice is followed by the next, sized from the density just
+   * seen. Without a lower bound the first slice ends now: the overdue runs,
+   * read (and sorted) once. The next page is already in Postgres while this
+   * one is admitted, so the two processes work side by side.
+   */
+  private async pages(shards: number[], from: number | null, to: number, limit: number, onPage: (runs: Float64Array) => void): Promise<void> {
+    let span = FIRST_SLICE_MS;
+    let req: PageRequest = {
+      lo: from,
+      hi: from === null ? Math.min(to, Math.floor(this.clock.wallNow())) : Math.min(to, from + span),
+      afterDue: null,
+      afterId: null,
+      size: Math.min(PAGE_SIZE, limit),
+    };
+    let pending = this.page(shards, req);
     let read = 0;
-    while (read < limit) {
-      const size = Math.min(PAGE_SIZE, limit - read);
-      const params: unknown[] = [shards, from, to, after?.due_at_ms ?? null, after?.id ?? null, size];
-      const rows: WindowRow[] = (await query<WindowRow>(this.db, LOAD_WINDOW_PAGE, params)).rows;
-      onPage(rows);
-      read += rows.length;
-      if (rows.length < size || this.stopped) return;
-      after = rows[rows.length - 1];
+    for (;;) {
+      const runs = await pending;
+      const count = runs.length / WIDTH;
+      read += count;
+      let next: PageRequest | null = null;
+      if (read < limit && !this.stopped) {
+        const size = Math.min(PAGE_SIZE, limit - read);
+        if (count >= req.size) {
+          // Full: the rest of this slice may hold many pages; keep each page's sort small.
+          const lastDue = runs[runs.length - 1];
+          span = Math.max(1, lastDue - runs[3]);
+          next = { lo: req.lo, hi: Math.min(req.hi, lastDue + span), afterDue: lastDue, afterId: runs[runs.length - WIDTH], size };
+        } else if (req.hi < to) {
+          const start = req.afterDue ?? req.lo;
+          if (start !== null) {
+            const perMs = count / Math.max(1, req.hi - start);
+            const want = perMs > 0 ? (0.8 * PAGE_SIZE) / perMs : Infinity;
+            span = Math.max(1, Math.min(span * SLICE_GROWTH, Math.round(want)));
+          }
+          next = { lo: req.hi, hi: Math.min(to, req.hi + span), afterDue: null, afterId: null, size };
+        }
+      }
+      if (next) {
+        pending = this.page(shards, next);
+        pending.catch(() => undefined); // awaited on the next turn; not unhandled if onPage throws first
+      }
+      onPage(runs);
+      if (!next) return;
+      req = next;
       await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private async page(shards: number[], r: PageRequest): Promise<Float64Array> {
+    const values = [shards, r.lo, r.hi, r.afterDue, r.afterId, r.size];
+    try {
+      const { rows } = await this.db.query<WindowPage>(LOAD_WINDOW_PAGE, values);
+      return parseWindowPage(rows[0]?.page ?? null, r.size);
+    } catch (err) {
+      throw mapStorageError(err);
     }
   }
 
@@ -271,13 +371,15 @@ export class WindowLoader {
     }
     for (const [until, shards] of groups) {
       const gens = new Map(shards.map((s) => [s, this.shards.get(s)?.generation]));
-      await this.pages(shards, null, until, this.opts.maxInWindow, (rows) => {
-        for (const r of rows) {
-          const w = this.shards.get(r.shard);
+      await this.pages(shards, null, until, this.opts.maxInWindow, (runs) => {
+        for (let i = 0; i < runs.length; i += WIDTH) {
+          const id = runs[i];
+          const shard = runs[i + 1];
+          const w = this.shards.get(shard);
           // Only what memory lacks: a held entry may be newer than this snapshot (a reschedule).
-          if (!w || w.generation !== gens.get(r.shard) || this.sink.has(r.id)) continue;
+          if (!w || w.generation !== gens.get(shard) || this.sink.has(id)) continue;
           this.stats.repaired++;
-          this.admit(w, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
+          this.admit(w, { runId: id, shard, dueAtMs: runs[i + 3], priority: runs[i + 2] });
         }
       });
     }

@@ -182,6 +182,49 @@ describe('RunHeap', () => {
     }
   });
 
+  it('grows past its first capacity and gives memory back after a drain, in order throughout', () => {
+    const rand = rng(7);
+    const h = new RunHeap();
+    const model = new Map<number, WindowEntry>();
+    const startSlots = h.slots;
+    const check = (now: number, max?: number) => {
+      const expected = [...model.values()]
+        .filter((e) => e.deadline <= now)
+        .sort(byFireOrder)
+        .slice(0, max ?? Infinity);
+      for (const e of expected) model.delete(e.runId);
+      expect(h.popDue(now, max)).toEqual(expected);
+      expect(h.size).toBe(model.size);
+      expect(h.tombstones).toBeLessThanOrEqual(h.size);
+    };
+    for (let wave = 0; wave < 3; wave++) {
+      const base = wave * 100_000;
+      for (let i = 0; i < 20_000; i++) {
+        const e = entry(base + i, base + Math.floor(rand() * 50_000), { shard: i % 5, priority: Math.floor(rand() * 3) });
+        h.push(e);
+        model.set(e.runId, e);
+      }
+      for (let i = 0; i < 3_000; i++) {
+        const id = base + Math.floor(rand() * 20_000);
+        expect(h.remove(id)).toBe(model.delete(id));
+      }
+      for (let i = 0; i < 2_000; i++) {
+        const id = base + Math.floor(rand() * 20_000);
+        const e = entry(id, base + Math.floor(rand() * 50_000), { shard: 9 });
+        h.push(e);
+        model.set(id, e);
+      }
+      expect(h.slots).toBeGreaterThan(startSlots);
+      expect(h.peek()).toEqual([...model.values()].sort(byFireOrder)[0]);
+      check(base + 10_000, 50);
+      check(base + 45_000);
+      expect(h.sizeOfShard(9)).toBe([...model.values()].filter((e) => e.shard === 9).length);
+      check(Infinity);
+      expect(h.size).toBe(0);
+      expect(h.slots).toBeLessThanOrEqual(8 * startSlots); // repacked as it drained
+    }
+  });
+
   it('cancels 50k entries without a linear walk each', () => {
     const h = new RunHeap();
     const n = 50_000;
