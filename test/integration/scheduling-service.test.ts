@@ -362,6 +362,27 @@ describe('what a batch stores', () => {
   });
 });
 
+describe('results name the right rows', () => {
+  it.each([
+    ['without dedupe keys', false],
+    ['with dedupe keys', true],
+  ])('1000 requests %s: each result names the run of its own job, with its own due time, as stored', async (_name, keyed) => {
+    const namespace = ns();
+    const base = Date.now() + 60_000;
+    // Due times out of request order, so a shuffled mapping could not go unnoticed.
+    const dues = Array.from({ length: 1000 }, (_, i) => base + ((i * 7919) % 1000) * 3);
+    const res = await svc.schedule(dues.map((d, i) => scheduleInput(d, { namespace, ...(keyed && i % 10 === 0 ? { dedupeKey: `k${i}` } : {}) })));
+    const { rows } = await db.pool.query<{ id: number; job_id: string; shard: number; due_at_ms: number }>(
+      `SELECT r.id, r.job_id, r.shard, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms FROM runs r JOIN jobs j ON j.id = r.job_id WHERE j.namespace = $1`,
+      [namespace],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.size).toBe(1000);
+    res.forEach((r, i) => expect(byId.get(r.run.id)).toEqual({ id: r.run.id, job_id: r.job.id, shard: r.job.shard, due_at_ms: dues[i] }));
+    expect(res.every((r, i) => r.run.due_at_ms === dues[i])).toBe(true);
+  });
+});
+
 describe('batch idempotency key', () => {
   const batchRows = async (namespace: string): Promise<number> =>
     (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM schedule_batches WHERE namespace = $1', [namespace])).rows[0].n;
