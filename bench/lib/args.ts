@@ -5,9 +5,36 @@
 import { parseArgs } from 'node:util';
 import type { WorkerMode } from './workers.js';
 
+/**
+ * How runs reach the daemon in a fire-lag trial:
+ * - steady: a scheduler loop keeps ScheduleBatch-ing runs due --lead s ahead,
+ *   at the fire rate, for the whole fire phase (ingest interleaved with firing);
+ * - burst: fresh daemon, no warm-up; every run scheduled (chunks of --batch,
+ *   one call at a time, in due order) in the seconds just before the first
+ *   one comes due;
+ * - upfront: every run scheduled (4 calls in flight) before the first due
+ *   time, after a warm-up: the bench's single pattern until 2026-11.
+ */
+export type Pattern = 'steady' | 'burst' | 'upfront';
+export const PATTERNS: readonly Pattern[] = ['steady', 'burst', 'upfront'];
+/** What `npm run bench` runs when no --pattern is given. */
+export const SUITE_PATTERNS: readonly Pattern[] = ['steady', 'burst'];
+
 export interface BenchOptions {
   /** One rate (runs due per second); undefined runs the suite. */
   rate: number | undefined;
+  /** Patterns to run, in order (--pattern; default: the suite's steady and burst). */
+  patterns: Pattern[];
+  /** --memory: the window trial (bytes per in-window run, rebuild rate) instead of fire lag. */
+  memory: boolean;
+  /** Runs placed in the window by --memory. */
+  windowRuns: number;
+  /** Kill -9 + rebuild rounds of --memory. */
+  rebuilds: number;
+  /** The daemon's window W (s) in --memory. */
+  memoryWindowSeconds: number;
+  /** Burst: assumed ScheduleBatch rate (runs/s, one call at a time) that places the first due time. */
+  burstIngestRate: number;
   seconds: number;
   json: boolean;
   adminUrl: string;
@@ -40,7 +67,11 @@ export const USAGE = `usage: npm run bench -- [flags]
 Fire lag of one timelane daemon against real Postgres and Redis: runs due at
 a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
 
-  --rate <n>                 runs due per second (default: suite 1000, 5000, and 10000 if 5000 held)
+  --pattern <p>              steady | burst | upfront, repeatable (default: steady, then burst)
+                               steady: ingest keeps going while runs fire (scheduled --lead s before due, at the rate)
+                               burst: fresh daemon, no warm-up, all runs scheduled one call at a time just before due
+                               upfront: all runs scheduled before the first is due (the earlier single pattern)
+  --rate <n>                 runs due per second (default: suite 1000, 5000, and 10000 if 5000 held, per pattern)
   --seconds <n>              how long runs keep coming due (default 15)
   --json                     print one JSON object per rate; the last line is the last rate's
   --database-url-admin <url> Postgres to create tl_bench_<random> on (default postgres://postgres@127.0.0.1:5432/postgres)
@@ -50,7 +81,9 @@ a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
   --concurrency <n>          worker credit / max in flight (default 1000)
   --batch <n>                runs per ScheduleBatch, 1..1000 (default 1000)
   --ingest-parallel <n>      ScheduleBatch calls in flight (default 4)
-  --lead <s>                 seconds between the end of ingest (estimated) and the first due time (default 3)
+  --lead <s>                 steady: how far ahead of due runs are scheduled; burst/upfront: seconds between the
+                             end of ingest (estimated) and the first due time (default 3)
+  --burst-ingest-rate <n>    burst: ScheduleBatch runs/s assumed when placing the first due time (default 5000)
   --grace <s>                seconds to wait after the last due time (default 5)
   --shard-count <n>          shards of the fresh cluster (default 64)
   --daemon-arg <flag>        extra daemon flag, repeatable (e.g. --daemon-arg=--database-pool-size=32)
@@ -61,6 +94,11 @@ a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
   --daemon-cpu-prof <dir>    write a V8 CPU profile of the daemon (.cpuprofile) into <dir>
   --quiet-wait <s>           before each rate, wait up to this long for the machine to be idle (default 120; 0 = don't)
   --quiet-below <pct>        "idle" = busy under this % of one core (default 25)
+  --memory                   instead of fire lag: bytes of daemon RSS per in-window run, and the window rebuild
+                             rate after kill -9 (bench/lib/window-trial.ts)
+  --window-runs <n>          --memory: runs placed in the window (default 1000000)
+  --rebuilds <n>             --memory: kill -9 + rebuild rounds (default 3)
+  --memory-window <s>        --memory: the daemon's window W in seconds (default 300)
   --help`;
 
 /** A numeric flag's value (default when absent), checked against lo..hi. Shared by the benches' parsers. */
@@ -77,6 +115,12 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
     strict: true,
     options: {
       rate: { type: 'string' },
+      pattern: { type: 'string', multiple: true, default: [] },
+      memory: { type: 'boolean', default: false },
+      'window-runs': { type: 'string' },
+      rebuilds: { type: 'string' },
+      'memory-window': { type: 'string' },
+      'burst-ingest-rate': { type: 'string' },
       seconds: { type: 'string' },
       json: { type: 'boolean', default: false },
       'database-url-admin': { type: 'string', default: process.env.TIMELANE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
@@ -103,9 +147,17 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
   if (values.help) return 'help';
   const worker = values.worker;
   if (worker !== 'inline' && worker !== 'child') throw new Error(`--worker: must be inline or child (got "${worker}")`);
+  const patterns = values.pattern.flatMap((p) => p.split(','));
+  for (const p of patterns) if (!(PATTERNS as readonly string[]).includes(p)) throw new Error(`--pattern: must be one of ${PATTERNS.join(', ')} (got "${p}")`);
   if (!/^[A-Za-z0-9_.:-]{1,40}$/.test(values['redis-prefix'])) throw new Error('--redis-prefix: 1..40 chars of [A-Za-z0-9_.:-]');
   return {
     rate: values.rate === undefined ? undefined : numberFlag('--rate', values.rate, 0, 1, 100_000),
+    patterns: patterns.length ? [...new Set(patterns as Pattern[])] : [...SUITE_PATTERNS],
+    memory: values.memory,
+    windowRuns: numberFlag('--window-runs', values['window-runs'], 1_000_000, 1_000, 20_000_000),
+    rebuilds: numberFlag('--rebuilds', values.rebuilds, 3, 0, 20),
+    memoryWindowSeconds: numberFlag('--memory-window', values['memory-window'], 300, 60, 3_600),
+    burstIngestRate: numberFlag('--burst-ingest-rate', values['burst-ingest-rate'], 5_000, 100, 1_000_000),
     seconds: numberFlag('--seconds', values.seconds, 15, 1, 600),
     json: values.json,
     adminUrl: values['database-url-admin'],

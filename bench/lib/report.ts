@@ -5,6 +5,7 @@
 import type { MachineInfo } from './machine.js';
 import { round, type LagSummary } from './stats.js';
 import type { TrialResult } from './trial.js';
+import type { MemReading, WindowResult } from './window-trial.js';
 
 const f = (v: number, d = 2): string => (Number.isFinite(v) ? v.toFixed(d) : '-');
 const n = (v: number): string => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '-');
@@ -16,12 +17,19 @@ function otherPct(r: TrialResult): number {
   return c.machine - c.daemon - (Number.isFinite(c.worker) ? c.worker : 0) - c.bench - c.postgresOurs - c.postgresOther - c.redis;
 }
 
+/** How much time ingest left before due: per pattern (see TrialResult.ingestHeadroomMs). */
+function ingestLead(r: TrialResult): string {
+  if (r.pattern === 'steady') return `the least time left before due at acknowledgement ${n(r.ingestHeadroomMs)} ms`;
+  return r.ingestHeadroomMs >= 0 ? `done ${n(r.ingestHeadroomMs)} ms before the first due time` : `ran ${f(-r.ingestHeadroomMs / 1000, 1)} s into the fire phase`;
+}
+
 export function trialText(r: TrialResult): string {
   const lines = [
-    `rate ${n(r.rate)}/s for ${r.seconds} s (worker: ${r.workerMode}${r.dbSettings.length ? `; database settings ${r.dbSettings.map(([k, v]) => `${k}=${v}`).join(', ')}` : ''})`,
-    `  scheduled ${n(r.scheduled)}  fired ${n(r.fired)}  lost ${n(r.lost)}  duplicates ${n(r.duplicates)}  early ${n(r.early)}   (in Postgres at the end: ${Object.entries(r.dbStatus).map(([k, v]) => `${k} ${n(v)}`).join(', ') || '-'})`,
+    `${r.pattern}: rate ${n(r.rate)}/s for ${r.seconds} s (worker: ${r.workerMode}${r.dbSettings.length ? `; database settings ${r.dbSettings.map(([k, v]) => `${k}=${v}`).join(', ')}` : ''})`,
+    `  scheduled ${n(r.scheduled)}  fired ${n(r.fired)}  lost ${n(r.lost)}  duplicates ${n(r.duplicates)}  early ${n(r.early)}${r.early ? ` (by at most ${f(r.earlyMaxMs, 3)} ms)` : ''}   (in Postgres at the end: ${Object.entries(r.dbStatus).map(([k, v]) => `${k} ${n(v)}`).join(', ') || '-'})`,
     `  lag ms (worker receipt - due_at): ${q(r.lag)}  (>10 ms: ${f(r.over10ms * 100, 3)}%, >50 ms: ${f(r.over50ms * 100, 3)}%)`,
-    `  fires/s ${f(r.firesPerS, 1)}   ingest ${n(r.ingestPerS)} runs/s (${r.ingestHeadroomMs >= 0 ? `${n(r.ingestHeadroomMs)} ms to spare` : `ran ${f(-r.ingestHeadroomMs / 1000, 1)} s into the fire phase`}${r.scheduledLate ? `, ${n(r.scheduledLate)} acked after due` : ''})   daemon peak RSS ${f(r.daemonRssMb, 1)} MB (VmHWM ${f(r.daemonHwmMb, 1)} MB)`,
+    `  fires/s ${f(r.firesPerS, 1)}   daemon peak RSS ${f(r.daemonRssMb, 1)} MB (VmHWM ${f(r.daemonHwmMb, 1)} MB)`,
+    `  ingest ${n(r.ingestPerS)} runs per second of ScheduleBatch busy time (${f(r.runsPerCall, 0)} runs per call, call p50 ${f(r.scheduleCallMs.p50, 1)} / p99 ${f(r.scheduleCallMs.p99, 1)} ms; ${ingestLead(r)}${r.scheduledLate ? `, ${n(r.scheduledLate)} acked after due` : ''})${Number.isFinite(r.probeIngestPerS) ? `; warm-up probe ${n(r.probeIngestPerS)} runs/s` : '; no warm-up'}`,
     `  stages ms, from the worker's side (fired_at is the daemon's recorded fire time, whole ms):`,
     `    to fired_at   (fired_at - due: timer, + pool wait if recorded) ${q(r.breakdown.timer, 1)}`,
     `    to worker     (arrival - fired_at: claim, hand-off, gRPC)      ${q(r.breakdown.firedToWorker)}`,
@@ -56,8 +64,9 @@ export function trialText(r: TrialResult): string {
 }
 
 export function suiteTable(results: TrialResult[]): string {
-  const head = ['rate/s', 'scheduled', 'fired', 'lost', 'dup', 'early', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'fires/s', 'ingest/s', 'RSS MB'];
+  const head = ['pattern', 'rate/s', 'scheduled', 'fired', 'lost', 'dup', 'early', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'fires/s', 'ingest/s', 'RSS MB'];
   const rows = results.map((r) => [
+    r.pattern,
     n(r.rate),
     n(r.scheduled),
     n(r.fired),
@@ -75,11 +84,12 @@ export function suiteTable(results: TrialResult[]): string {
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]): string => '| ' + cells.map((c, i) => c.padStart(widths[i])).join(' | ') + ' |';
-  return [line(head), '|' + widths.map((w) => '-'.repeat(w + 1) + ':').join('|') + '|', ...rows.map(line)].join('\n');
+  return [line(head), '|' + widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|') + '|', ...rows.map(line)].join('\n');
 }
 
 export function trialJson(r: TrialResult, machine: MachineInfo): string {
   return JSON.stringify({
+    pattern: r.pattern,
     rate: r.rate,
     seconds: r.seconds,
     scheduled: r.scheduled,
@@ -91,7 +101,59 @@ export function trialJson(r: TrialResult, machine: MachineInfo): string {
     fires_per_s: round(r.firesPerS, 1),
     daemon_rss_mb: round(r.daemonRssMb, 1),
     ingest_per_s: round(r.ingestPerS, 0),
+    schedule_batch_ms: { p50: round(r.scheduleCallMs.p50, 2), p99: round(r.scheduleCallMs.p99, 2) },
+    ingest_headroom_ms: round(r.ingestHeadroomMs, 0),
+    scheduled_late: r.scheduledLate,
+    warmup: Number.isFinite(r.probeIngestPerS),
     worker: r.workerMode,
+    machine,
+  });
+}
+
+/** Best, median and worst of the complete rebuilds (runs/s). */
+export function rebuildSpread(w: WindowResult): { best: number; median: number; worst: number } | undefined {
+  const rates = w.rebuilds
+    .filter((r) => r.complete)
+    .map((r) => r.runsPerS)
+    .sort((a, b) => b - a);
+  if (rates.length === 0) return undefined;
+  return { best: rates[0], median: rates[Math.floor(rates.length / 2)], worst: rates[rates.length - 1] };
+}
+
+export function windowText(w: WindowResult): string {
+  const mb = (m: MemReading): string => `RSS ${f(m.rssMb, 1)} MB, V8 heap used ${f(m.heapUsedMb, 1)} MB + external ${f(m.externalMb, 1)} MB`;
+  const lines = [
+    `window: ${n(w.runs)} runs in one daemon's window (W ${n(w.windowMs / 1000)} s, ${w.shardCount} shards; machine busy ${f(w.backgroundPct, 0)}% of a core before)`,
+    `  empty window (after GC):  ${mb(w.baseline)}`,
+    `  full window (before GC):  ${mb(w.fullNoGc)}`,
+    `  full window (after GC):   ${mb(w.full)}`,
+    `  bytes per in-window run:  ${f(w.bytesPerRun, 0)} B of RSS (target ≤ 500), ${f(w.heapBytesPerRun, 0)} B of V8 heap + external`,
+  ];
+  w.rebuilds.forEach((r, i) => {
+    lines.push(
+      `  rebuild ${i + 1}${r.complete ? '' : ' (INCOMPLETE)'}: ${n(r.runs)} runs in ${n(r.firstAcquiredToLoadedMs)} ms from the first shard acquired = ${n(r.runsPerS)} runs/s (spawn → full ${n(r.spawnToLoadedMs)} ms; ${r.scans.length} first-load scans: ${r.scans.map((s) => `${s.shards} shards/${n(s.runs)} runs/${n(s.ms)} ms`).join(', ')})`,
+      `    CPU % of one core: daemon ${f(r.cpu.daemon, 0)}, postgres ${f(r.cpu.postgresOurs, 0)} (+${f(r.cpu.postgresOther, 0)} other), machine ${f(r.cpu.machine, 0)} (busy ${f(r.backgroundPct, 0)} before); rebuilt daemon after GC: ${mb(r.after)} (${f(((r.after.rssMb - w.baseline.rssMb) * 2 ** 20) / Math.max(1, r.runs), 0)} B/run over the first daemon's empty baseline)`,
+    );
+  });
+  const s = rebuildSpread(w);
+  if (s) lines.push(`  rebuild runs/s: best ${n(s.best)}, median ${n(s.median)}, worst ${n(s.worst)} (target ≥ 200,000)`);
+  if (w.skipped) lines.push(`  ${w.skipped}`);
+  return lines.join('\n');
+}
+
+export function windowJson(w: WindowResult, machine: MachineInfo): string {
+  const s = rebuildSpread(w);
+  return JSON.stringify({
+    pattern: 'window',
+    runs: w.runs,
+    window_ms: w.windowMs,
+    bytes_per_window_run: round(w.bytesPerRun, 0),
+    heap_bytes_per_window_run: round(w.heapBytesPerRun, 0),
+    daemon_rss_mb: { empty: round(w.baseline.rssMb, 1), full: round(w.full.rssMb, 1), full_before_gc: round(w.fullNoGc.rssMb, 1) },
+    rebuild_runs_per_s: s ? round(s.best, 0) : null,
+    rebuild_runs_per_s_all: w.rebuilds.map((r) => (r.complete ? round(r.runsPerS, 0) : null)),
+    rebuild_ms: w.rebuilds.map((r) => r.firstAcquiredToLoadedMs),
+    rebuild_cpu_pct: w.rebuilds.map((r) => ({ daemon: round(r.cpu.daemon, 0), postgres: round(r.cpu.postgresOurs, 0), machine: round(r.cpu.machine, 0) })),
     machine,
   });
 }

@@ -1,30 +1,35 @@
 /**
- * One fire-lag trial at one rate, on infrastructure of its own.
+ * One fire-lag trial at one rate and one pattern, on infrastructure of its own.
  *
  * Phases, each bounded in time:
  *   setup    fresh database (migrated) + Redis prefix, one daemon child
  *            process, wait until it owns every shard, start the worker
- *   warm-up  200 runs fired through the whole path (daemon, claim, stream,
- *            worker) on a side queue, and 5 far-future batches to estimate
- *            the ingest rate; neither counts in the results
- *   ingest   R × S runs on queue "bench", due at t0 + i/R s, scheduled with
- *            ScheduleBatch in due order before t0 (t0 = now + estimated
- *            ingest time + --lead)
+ *   warm-up  (steady, upfront) 200 runs fired through the whole path (daemon,
+ *            claim, stream, worker) on a side queue, and 5 far-future batches
+ *            to estimate the ingest rate; neither counts in the results.
+ *            burst has none: the daemon meets the burst cold
+ *   ingest   R × S runs on queue "bench", run i due at t0 + i/R s, scheduled
+ *            with ScheduleBatch in due order —
+ *            steady:  by a scheduler loop that, every 50 ms for the whole fire
+ *                     phase, sends the runs coming due within --lead s (at
+ *                     most --ingest-parallel calls in flight): ingest and
+ *                     firing interleave, at the fire rate
+ *            burst:   all of them just before t0, one call of --batch at a
+ *                     time; t0 = now + R·S / --burst-ingest-rate + --lead
+ *            upfront: all of them before t0, --ingest-parallel calls in
+ *                     flight; t0 = now + estimated ingest time + --lead
  *   fire     from t0 until every run arrived (or last due + --grace):
  *            CPU, RSS and (with --profile) the daemon's metrics are taken
  *            around this phase only
  *   teardown worker, daemon, client, Redis keys, database (Resources)
  */
-import net from 'node:net';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { TimelaneClient } from '../../clients/client.js';
 import type { ScheduleInput } from '../../clients/types.js';
-import type { BenchOptions } from './args.js';
+import type { BenchOptions, Pattern } from './args.js';
+import { daemonEnv, freePort, killStrayDaemons, waitFor } from './bench-daemon.js';
 import { benchRedisPrefix, createBenchDatabase } from './infra.js';
 import { cpuBetween, cpuSnapshot, RssSampler, waitForQuietMachine, type CpuUse } from './proc.js';
 import { gauge, histogramBetween, scrape, type BucketQuantiles, type Scrape } from './prom.js';
@@ -37,8 +42,11 @@ const WARMUP_QUEUE = 'bench-warmup';
 const PROBE_QUEUE = 'bench-probe';
 const WARMUP_RUNS = 200;
 const PROBE_BATCHES = 5;
+/** Steady: how often the scheduler loop looks for runs coming due within --lead. */
+const STEADY_TICK_MS = 50;
 
 export interface TrialResult {
+  pattern: Pattern;
   rate: number;
   seconds: number;
   scheduled: number;
@@ -48,13 +56,26 @@ export interface TrialResult {
   duplicates: number;
   /** Deliveries received before their due time. */
   early: number;
+  /** The most any of them was early, ms (the worker's sub-ms wall clock may read up to 1 ms off Date.now()). */
+  earlyMaxMs: number;
   lag: LagSummary;
   /** Share of runs received more than 10 ms / 50 ms after due. */
   over10ms: number;
   over50ms: number;
   firesPerS: number;
+  /** Runs scheduled per second of time with at least one ScheduleBatch of the trial in flight. */
   ingestPerS: number;
-  /** First due minus the end of ingest (negative: ingest overran it). */
+  /** ScheduleBatch call latency (ms) of the trial's ingest. */
+  scheduleCallMs: LagSummary;
+  /** Runs per ScheduleBatch call, mean. */
+  runsPerCall: number;
+  /** The warm-up probe's rate (far-future batches, --ingest-parallel in flight); NaN without a warm-up (burst). */
+  probeIngestPerS: number;
+  /**
+   * burst, upfront: first due minus the end of ingest (negative: ingest
+   * overran it). steady: the least time any run had left before its due time
+   * when its ScheduleBatch was acknowledged.
+   */
   ingestHeadroomMs: number;
   /** Runs whose ScheduleBatch was acknowledged at or after their due time (ingest too slow). */
   scheduledLate: number;
@@ -93,55 +114,104 @@ function log(_opts: BenchOptions, msg: string): void {
   process.stderr.write(`bench: ${msg}\n`);
 }
 
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
+/**
+ * Time with at least one ScheduleBatch in flight, the runs they carried and
+ * each call's latency: ingest_per_s = runs / busy time, whatever the pattern.
+ */
+class IngestMeter {
+  private inFlight = 0;
+  private busySince = 0;
+  busyMs = 0;
+  runs = 0;
+  readonly callMs: number[] = [];
 
-/** SIGKILLs daemons we spawned for `database` that DaemonProcess could not hand back (start timed out). */
-function killStrayDaemons(database: string): void {
-  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+  async call<T>(runs: number, fn: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    if (this.inFlight++ === 0) this.busySince = started;
     try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== process.pid) continue;
-      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
-      if (cmd.some((a) => a.endsWith(`${path.sep}cli.js`)) && cmd.includes('daemon') && cmd.some((a) => a.includes(`/${database}`))) process.kill(Number(d), 'SIGKILL');
-    } catch {
-      /* gone, or not ours */
+      return await fn();
+    } finally {
+      const ended = performance.now();
+      this.callMs.push(ended - started);
+      this.runs += runs;
+      if (--this.inFlight === 0) this.busyMs += ended - this.busySince;
     }
   }
-}
 
-async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean> | boolean, everyMs = 50): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
+  get perS(): number {
+    return this.busyMs > 0 ? this.runs / (this.busyMs / 1000) : NaN;
   }
 }
 
-async function ingest(client: TimelaneClient, inputs: ScheduleInput[], batchSize: number, parallel: number, onBatch?: (ids: string[], dues: number[], ackedAt: number) => void): Promise<number> {
+type OnBatch = (ids: string[], dues: number[], ackedAt: number) => void;
+
+async function scheduleBatch(client: TimelaneClient, batch: ScheduleInput[], meter: IngestMeter | undefined, onBatch?: OnBatch): Promise<void> {
+  const results = meter ? await meter.call(batch.length, () => client.scheduleBatch(batch)) : await client.scheduleBatch(batch);
+  onBatch?.(
+    results.map((r) => r.run.id),
+    results.map((r) => r.run.dueAtMs),
+    Date.now(),
+  );
+}
+
+/** Everything at once, in due order, `parallel` calls in flight. Returns the wall time it took. */
+async function ingest(client: TimelaneClient, inputs: ScheduleInput[], batchSize: number, parallel: number, meter?: IngestMeter, onBatch?: OnBatch): Promise<number> {
   const started = performance.now();
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < inputs.length) {
       const batch = inputs.slice(next, next + batchSize);
       next += batch.length;
-      const results = await client.scheduleBatch(batch);
-      onBatch?.(
-        results.map((r) => r.run.id),
-        results.map((r) => r.run.dueAtMs),
-        Date.now(),
-      );
+      await scheduleBatch(client, batch, meter, onBatch);
     }
   };
   await Promise.all(Array.from({ length: parallel }, lane));
   return performance.now() - started;
+}
+
+/**
+ * The steady pattern's scheduler: every STEADY_TICK_MS it sends, in due
+ * order, the runs due within `leadMs` from now,
+ * `batchSize` at most per call and `parallel` calls at most in flight, until
+ * every input was scheduled. Runs thus arrive at the fire rate, `leadMs`
+ * before they come due, while earlier ones fire.
+ */
+function steadyIngest(client: TimelaneClient, inputs: ScheduleInput[], leadMs: number, batchSize: number, parallel: number, meter: IngestMeter, onBatch: OnBatch): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let next = 0;
+    let inFlight = 0;
+    let failed = false;
+    const due = (k: number): number => inputs[k].at as number;
+    const finish = (err?: unknown): void => {
+      clearInterval(timer);
+      if (err !== undefined) {
+        failed = true;
+        reject(err instanceof Error ? err : new Error(String(err)));
+      } else resolve();
+    };
+    const pump = (): void => {
+      if (failed) return;
+      const horizon = Date.now() + leadMs;
+      while (inFlight < parallel && next < inputs.length && due(next) <= horizon) {
+        let end = next;
+        while (end < inputs.length && end - next < batchSize && due(end) <= horizon) end++;
+        const batch = inputs.slice(next, end);
+        next = end;
+        inFlight++;
+        scheduleBatch(client, batch, meter, onBatch).then(
+          () => {
+            inFlight--;
+            // No pump here: batches go out on the tick, a tick's worth each, not a few runs per return.
+            if (next >= inputs.length && inFlight === 0) finish();
+          },
+          (err: unknown) => finish(err),
+        );
+      }
+    };
+    const timer = setInterval(pump, STEADY_TICK_MS);
+    pump();
+    if (inputs.length === 0) finish();
+  });
 }
 
 interface PgStatDatabase {
@@ -174,17 +244,17 @@ async function runStatusCounts(url: string, schema: string): Promise<Record<stri
   }
 }
 
-export async function runTrial(opts: BenchOptions, rate: number): Promise<TrialResult> {
+export async function runTrial(opts: BenchOptions, rate: number, pattern: Pattern): Promise<TrialResult> {
   const res = new Resources();
   try {
-    return await trial(opts, rate, res);
+    return await trial(opts, rate, pattern, res);
   } finally {
     log(opts, 'stopping worker, daemon, Redis keys and database');
     await res.closeAll();
   }
 }
 
-async function trial(opts: BenchOptions, rate: number, res: Resources): Promise<TrialResult> {
+async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Resources): Promise<TrialResult> {
   const total = Math.round(rate * opts.seconds);
   let backgroundPct = NaN;
   if (opts.quietWaitSeconds > 0) {
@@ -200,18 +270,13 @@ async function trial(opts: BenchOptions, rate: number, res: Resources): Promise<
   const prefix = benchRedisPrefix(opts.redisUrl, res);
   const metricsAddress = opts.profile ? `127.0.0.1:${await freePort()}` : '';
   res.defer('kill stray daemons', () => killStrayDaemons(db.name));
-  log(opts, `rate ${rate}/s × ${opts.seconds} s = ${total} runs; database ${db.name}, redis prefix ${prefix}`);
+  log(opts, `${pattern}: rate ${rate}/s × ${opts.seconds} s = ${total} runs; database ${db.name}, redis prefix ${prefix}`);
   const daemon = await DaemonProcess.start({
     databaseUrl: db.url,
     redisUrl: opts.redisUrl,
     args: ['--redis-prefix', prefix, '--metrics-address', metricsAddress, '--member-id', `bench-${process.pid}`, ...opts.daemonArgs],
     echo: opts.echoDaemon,
-    env: opts.daemonCpuProf
-      ? {
-          NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'cpu-prof-preload.js')).href}`.trim(),
-          TIMELANE_BENCH_CPU_PROF_DIR: path.resolve(opts.daemonCpuProf),
-        }
-      : undefined,
+    env: daemonEnv(opts.daemonCpuProf, false),
     startTimeoutMs: 30_000,
   });
   const unregisterKill = onExitKill(() => daemon.child.kill('SIGKILL'));
@@ -228,47 +293,62 @@ async function trial(opts: BenchOptions, rate: number, res: Resources): Promise<
 
   const worker: BenchWorker = await startBenchWorker({ mode: opts.worker, address: daemon.address, queues: [QUEUE, WARMUP_QUEUE], concurrency: opts.concurrency }, res);
 
-  // --- warm-up -----------------------------------------------------------
-  const warmAt = Date.now() + 300;
-  const warmIds = new Set<number>();
-  await ingest(
-    client,
-    Array.from({ length: WARMUP_RUNS }, (_, i) => ({ queue: WARMUP_QUEUE, at: warmAt + Math.floor((i * 1000) / WARMUP_RUNS) })),
-    opts.batchSize,
-    1,
-    (ids) => ids.forEach((id) => warmIds.add(Number(id))),
-  );
-  await waitFor('the warm-up runs to reach the worker', 30_000, async () => {
-    await worker.flush();
-    return worker.receipts.length >= WARMUP_RUNS;
-  });
-  const far = Date.now() + 3_600_000;
-  const probe = Array.from({ length: PROBE_BATCHES * opts.batchSize }, (_, i) => ({ queue: PROBE_QUEUE, at: far + i }));
-  const probeMs = await ingest(client, probe, opts.batchSize, opts.ingestParallel);
-  const probeRate = probe.length / (probeMs / 1000);
-  log(opts, `warm-up done; probe ingest ${Math.round(probeRate)} runs/s`);
+  // --- warm-up (not for burst: the daemon meets the burst cold) ------------
+  let probeRate = NaN;
+  if (pattern !== 'burst') {
+    const warmAt = Date.now() + 300;
+    await ingest(
+      client,
+      Array.from({ length: WARMUP_RUNS }, (_, i) => ({ queue: WARMUP_QUEUE, at: warmAt + Math.floor((i * 1000) / WARMUP_RUNS) })),
+      opts.batchSize,
+      1,
+    );
+    await waitFor('the warm-up runs to reach the worker', 30_000, async () => {
+      await worker.flush();
+      return worker.receipts.length >= WARMUP_RUNS;
+    });
+    const far = Date.now() + 3_600_000;
+    const probe = Array.from({ length: PROBE_BATCHES * opts.batchSize }, (_, i) => ({ queue: PROBE_QUEUE, at: far + i }));
+    const probeMs = await ingest(client, probe, opts.batchSize, opts.ingestParallel);
+    probeRate = probe.length / (probeMs / 1000);
+    log(opts, `warm-up done; probe ingest ${Math.round(probeRate)} runs/s`);
+  }
 
-  // --- ingest ------------------------------------------------------------
-  const estimateMs = (total / (probeRate * 0.7)) * 1000;
-  const t0 = Math.ceil(Date.now() + estimateMs + opts.leadSeconds * 1000);
+  // --- ingest --------------------------------------------------------------
+  const leadMs = opts.leadSeconds * 1000;
+  const estimateMs = pattern === 'upfront' ? (total / (probeRate * 0.7)) * 1000 : pattern === 'burst' ? (total / opts.burstIngestRate) * 1000 : 0;
+  const t0 = Math.ceil(Date.now() + estimateMs + leadMs);
   const inputs: ScheduleInput[] = Array.from({ length: total }, (_, i) => ({ queue: QUEUE, at: t0 + Math.floor((i * 1000) / rate) }));
   const lastDue = inputs.length ? (inputs[inputs.length - 1].at as number) : t0;
   const scheduled = new Map<number, number>();
   let ackedLate = 0;
-  log(opts, `ingesting ${total} runs, first due in ${Math.round(t0 - Date.now())} ms`);
-  const ingestMs = await ingest(client, inputs, opts.batchSize, opts.ingestParallel, (ids, dues, ackedAt) => {
+  let leastLeft = Infinity;
+  const meter = new IngestMeter();
+  const onBatch: OnBatch = (ids, dues, ackedAt) => {
     for (let k = 0; k < ids.length; k++) {
       scheduled.set(Number(ids[k]), dues[k]);
       if (ackedAt >= dues[k]) ackedLate++;
+      leastLeft = Math.min(leastLeft, dues[k] - ackedAt);
     }
-  });
-  const ingestHeadroomMs = t0 - Date.now();
-  const ingestPerS = total / (ingestMs / 1000);
-  log(opts, `ingested at ${Math.round(ingestPerS)} runs/s; ${Math.round(ingestHeadroomMs)} ms before the first due time${ackedLate ? `; ${ackedLate} runs acknowledged after their due time` : ''}`);
+  };
+  let steady: Promise<void> | undefined;
+  let ingestHeadroomMs: number;
+  if (pattern === 'steady') {
+    log(opts, `scheduling ${total} runs ${opts.leadSeconds} s ahead of due while they fire, first due in ${Math.round(t0 - Date.now())} ms`);
+    steady = steadyIngest(client, inputs, leadMs, opts.batchSize, opts.ingestParallel, meter, onBatch);
+    steady.catch(() => undefined); // awaited after the fire phase
+    ingestHeadroomMs = NaN; // known at the end
+  } else {
+    log(opts, `ingesting ${total} runs (${pattern === 'burst' ? 'one call at a time' : `${opts.ingestParallel} calls in flight`}), first due in ${Math.round(t0 - Date.now())} ms`);
+    await ingest(client, inputs, opts.batchSize, pattern === 'burst' ? 1 : opts.ingestParallel, meter, onBatch);
+    ingestHeadroomMs = t0 - Date.now();
+    log(opts, `ingested at ${Math.round(meter.perS)} runs/s; ${Math.round(ingestHeadroomMs)} ms before the first due time${ackedLate ? `; ${ackedLate} runs acknowledged after their due time` : ''}`);
+  }
 
   // --- fire --------------------------------------------------------------
   const metricsUrl = metricsAddress ? `http://${metricsAddress}/metrics` : '';
-  if (ingestHeadroomMs > 300) await sleep(ingestHeadroomMs - 300);
+  const untilFire = t0 - Date.now();
+  if (untilFire > 300) await sleep(untilFire - 300);
   const before: Scrape | undefined = metricsUrl ? await scrape(metricsUrl).catch(() => undefined) : undefined;
   const logsBefore = daemon.logs.length;
   const pgA = await pgStatDatabase(db.url).catch(() => undefined);
@@ -285,6 +365,12 @@ async function trial(opts: BenchOptions, rate: number, res: Resources): Promise<
     absorb();
     if (seen.size >= total && Date.now() > lastDue + 500) break;
     await sleep(100);
+  }
+  if (steady) {
+    // The scheduler sent its last batch `lead` before the last due time; a call still out is bounded by the client's timeout.
+    await steady;
+    ingestHeadroomMs = leastLeft;
+    log(opts, `steady ingest: ${Math.round(meter.perS)} runs per busy second, ScheduleBatch p99 ${summarize(meter.callMs).p99.toFixed(1)} ms, least lead ${Math.round(leastLeft)} ms${ackedLate ? `; ${ackedLate} runs acknowledged after their due time` : ''}`);
   }
   const cpuB = cpuSnapshot();
   const after: Scrape | undefined = metricsUrl ? await scrape(metricsUrl).catch(() => undefined) : undefined;
@@ -314,12 +400,16 @@ async function trial(opts: BenchOptions, rate: number, res: Resources): Promise<
   const queueing: number[] = [];
   let duplicates = 0;
   let early = 0;
+  let earlyMaxMs = 0;
   let lastReceipt = -Infinity;
   for (let i = 0; i < r.length; i++) {
     const id = r.runId[i];
     const due = scheduled.get(id);
     if (due === undefined) continue; // warm-up or foreign
-    if (r.handledAtMs[i] < due) early++;
+    if (r.handledAtMs[i] < due) {
+      early++;
+      earlyMaxMs = Math.max(earlyMaxMs, due - r.handledAtMs[i]);
+    }
     if (first.has(id)) {
       duplicates++;
       continue;
@@ -366,6 +456,7 @@ async function trial(opts: BenchOptions, rate: number, res: Resources): Promise<
   }
 
   return {
+    pattern,
     rate,
     seconds: opts.seconds,
     scheduled: total,
@@ -373,11 +464,15 @@ async function trial(opts: BenchOptions, rate: number, res: Resources): Promise<
     lost: total - first.size,
     duplicates,
     early,
+    earlyMaxMs,
     lag,
     over10ms: share(10),
     over50ms: share(50),
     firesPerS: first.size && lastReceipt > t0 ? first.size / ((lastReceipt - t0) / 1000) : 0,
-    ingestPerS,
+    ingestPerS: meter.perS,
+    scheduleCallMs: summarize(meter.callMs),
+    runsPerCall: meter.callMs.length ? meter.runs / meter.callMs.length : NaN,
+    probeIngestPerS: probeRate,
     ingestHeadroomMs,
     scheduledLate: ackedLate,
     daemonRssMb: rss.peakMb,

@@ -11,6 +11,7 @@
  */
 import { createWorker } from '../../clients/worker.js';
 import { wallNowMs } from '../../clients/clock.js';
+import { receiptNowMs } from './receipt-clock.js';
 
 type ParentMessage = { t: 'flush' } | { t: 'close' };
 
@@ -37,7 +38,9 @@ const worker = createWorker({
   concurrency: Number(concurrencyText) || 1000,
   workerId: `bench-child-${process.pid}`,
   handler: (run) => {
-    pending.push(Number(run.runId), run.dueAtMs, run.firedAtMs, run.receivedAtMs, wallNowMs());
+    // Arrival was stamped by the client library's clock: move it onto the receipt clock.
+    const handled = receiptNowMs();
+    pending.push(Number(run.runId), run.dueAtMs, run.firedAtMs, run.receivedAtMs + (handled - wallNowMs()), handled);
   },
   onError: (err) => send({ t: 'error', m: err.message }),
 });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createWorker, type Worker } from '../../clients/worker.js';
 import { wallNowMs } from '../../clients/clock.js';
+import { receiptNowMs } from './receipt-clock.js';
 import { Receipts } from './receipts.js';
 import { onExitKill, type Resources } from './resources.js';
 
@@ -45,7 +46,11 @@ function startInline(opts: BenchWorkerOptions): BenchWorker {
     queues: opts.queues,
     concurrency: opts.concurrency,
     workerId: `bench-inline-${process.pid}`,
-    handler: (run) => receipts.push(Number(run.runId), run.dueAtMs, run.firedAtMs, run.receivedAtMs, wallNowMs()),
+    handler: (run) => {
+      // Arrival was stamped by the client library's clock: move it onto the receipt clock.
+      const handled = receiptNowMs();
+      receipts.push(Number(run.runId), run.dueAtMs, run.firedAtMs, run.receivedAtMs + (handled - wallNowMs()), handled);
+    },
     onError: (err) => errors.push(err.message),
   });
   return {
