@@ -13,18 +13,14 @@
 import type { Db } from '../db/pool.js';
 import { query, withClient } from '../db/pool.js';
 import { CLAIM_RUNS } from '../db/queries/dispatch.js';
-import { SCHEDULED_STATUS, SHARD_FENCES, type WindowRow } from '../db/queries/window.js';
+import { SCHEDULED_STATUS, type WindowRow } from '../db/queries/window.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { NearDueRun } from '../slow/notifications.js';
+import { runRefOf, type RunRef } from '../run-ref.js';
+import { dropStaleShards, type ShardFences } from '../coord/fence.js';
 
-export interface ShardFences {
-  fenceOf(shard: number): number | undefined;
-  /** Held and provably valid (lease not past its monotonic validity). */
-  isValid(shard: number): boolean;
-  drop(shard: number, reason: string): void;
-}
+export type { ShardFences } from '../coord/fence.js';
 
 export interface ClaimDeps {
   /** The claim pool: MAX_CLAIMS_IN_FLIGHT + 1 connections, used for nothing else. */
@@ -35,7 +31,7 @@ export interface ClaimDeps {
   fences: ShardFences;
   deliver: (run: FiredRunRow) => void;
   /** Puts runs back in the window (they are still scheduled). */
-  reoffer: (run: NearDueRun) => void;
+  reoffer: (run: RunRef) => void;
   metrics: Metrics;
   log: Logger;
   wallNow: () => number;
@@ -56,7 +52,7 @@ export const MAX_CLAIMS_IN_FLIGHT = 2;
 export class Claimer {
   private inFlight = 0;
   /** Runs popped from the heap, waiting for a claim slot; by run id. */
-  private pending = new Map<number, NearDueRun>();
+  private pending = new Map<number, RunRef>();
   private pendingFiredAt = 0;
   /** Runs inside a claim right now: a re-offer of one of them fires nothing new. */
   private readonly claiming = new Set<number>();
@@ -74,7 +70,7 @@ export class Claimer {
   }
 
   /** Called from the timer with everything due now. Must stay cheap: the write is async. */
-  fire(entries: readonly NearDueRun[], firedAtWallMs: number): void {
+  fire(entries: readonly RunRef[], firedAtWallMs: number): void {
     for (const e of entries) {
       if (this.claiming.has(e.runId)) continue;
       const fence = this.deps.fences.fenceOf(e.shard);
@@ -99,7 +95,7 @@ export class Claimer {
     this.pendingFiredAt = 0;
     // Fences are read now, not at pop time: a shard dropped meanwhile fires nothing.
     const fences = new Map<number, number>();
-    const batch: NearDueRun[] = [];
+    const batch: RunRef[] = [];
     for (const r of runs) {
       const fence = this.deps.fences.fenceOf(r.shard);
       if (fence === undefined) continue;
@@ -116,7 +112,7 @@ export class Claimer {
     });
   }
 
-  private async claim(runs: NearDueRun[], fences: Map<number, number>, firedAtWallMs: number): Promise<void> {
+  private async claim(runs: RunRef[], fences: Map<number, number>, firedAtWallMs: number): Promise<void> {
     const ids = runs.map((r) => r.runId);
     const shards = [...fences.keys()];
     let claimed: FiredRunRow[];
@@ -150,24 +146,13 @@ export class Claimer {
     }
   }
 
-  private async explainMisses(missed: NearDueRun[], fences: Map<number, number>): Promise<void> {
+  private async explainMisses(missed: RunRef[], fences: Map<number, number>): Promise<void> {
     this.deps.metrics.claimMisses.inc(missed.length);
-    const shards = [...new Set(missed.map((m) => m.shard))];
-    const { rows } = await query<{ shard: number; fence: number }>(this.deps.readDb, SHARD_FENCES, [shards]);
-    const stale = new Set<number>();
-    for (const r of rows) {
-      // Stale only if Postgres is past the fence we hold now: a claim issued
-      // under an older lease must not drop the lease we re-acquired since.
-      const held = this.deps.fences.fenceOf(r.shard);
-      if (r.fence !== fences.get(r.shard) && held !== undefined && r.fence > held) {
-        stale.add(r.shard);
-        this.deps.log.warn({ shard: r.shard, fence: fences.get(r.shard), postgresFence: r.fence }, 'claim refused: fence is stale');
-        this.deps.fences.drop(r.shard, 'stale fence');
-      }
-    }
+    const missedShards = new Map([...new Set(missed.map((m) => m.shard))].map((s) => [s, fences.get(s) ?? 0]));
+    const stale = await dropStaleShards(this.deps.readDb, this.deps.fences, missedShards, this.deps.log);
     const maybe = missed.filter((m) => !stale.has(m.shard));
     if (maybe.length === 0) return;
-    const { rows: still } = await query<WindowRow>(this.deps.readDb, SCHEDULED_STATUS, [maybe.map((m) => m.runId)]);
-    for (const r of still) this.deps.reoffer({ runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority });
+    const { rows: still } = await query<WindowRow>(this.deps.readDb, SCHEDULED_STATUS, [maybe.map((m) => m.runId), [...new Set(maybe.map((m) => m.shard))]]);
+    for (const r of still) this.deps.reoffer(runRefOf(r));
   }
 }

@@ -10,6 +10,7 @@ import { REDELIVER_EXPIRED } from '../db/queries/dispatch.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import { heldFences, type ShardFences } from '../coord/fence.js';
 
 const BATCH = 1000;
 
@@ -19,7 +20,7 @@ export class RedeliveryReaper {
 
   constructor(
     private readonly db: Db,
-    private readonly ownedFences: () => { shards: number[]; fences: number[] },
+    private readonly fences: ShardFences,
     private readonly deliver: (run: FiredRunRow) => void,
     private readonly metrics: Metrics,
     private readonly log: Logger,
@@ -47,7 +48,7 @@ export class RedeliveryReaper {
 
   private async reap(): Promise<void> {
     for (;;) {
-      const { shards, fences } = this.ownedFences();
+      const { shards, fences } = heldFences(this.fences);
       if (shards.length === 0) return;
       const { rows } = await query<FiredRunRow>(this.db, REDELIVER_EXPIRED, [BATCH, shards, fences]);
       for (const run of rows) {

@@ -27,6 +27,7 @@ import { type Clock, systemClock } from './clock.js';
 import { type ClockStepStats, ClockWatch } from './clock-watch.js';
 import { FireTimer } from './fire-timer.js';
 import { RunHeap, type WindowEntry } from './run-heap.js';
+import type { RunRef } from '../run-ref.js';
 
 export interface FastLaneOptions {
   /** @defaultValue systemClock */
@@ -49,13 +50,6 @@ export interface FastLaneOptions {
   gatherMs?: number;
 }
 
-export interface OfferedRun {
-  runId: number;
-  shard: number;
-  /** Wall-clock epoch ms. */
-  dueAtMs: number;
-  priority: number;
-}
 
 type LaneState = 'idle' | 'running' | 'stopped';
 
@@ -81,7 +75,7 @@ export class FastLane {
   }
 
   /** Adds or reschedules a run (same runId, new due time replaces it). */
-  offer(run: OfferedRun): void {
+  offer(run: RunRef): void {
     if (!Number.isFinite(run.dueAtMs)) throw new RangeError(`offer: dueAtMs must be finite, got ${run.dueAtMs}`);
     if (this.state === 'stopped') return;
     // Fields, not an object: the loader offers a million runs when it rebuilds a window.

@@ -28,11 +28,11 @@ import { LOAD_WINDOW_PAGE, type WindowPage } from '../db/queries/window.js';
 import { mapStorageError } from '../db/storage-errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../fast/clock.js';
-import type { NearDueRun } from './notifications.js';
+import type { RunRef } from '../run-ref.js';
 
 /** What the loader needs of the fast lane. */
 export interface WindowSink {
-  offer(run: NearDueRun): void;
+  offer(run: RunRef): void;
   cancel(runId: number): boolean;
   dropShard(shard: number): number;
   has(runId: number): boolean;
@@ -163,7 +163,7 @@ export class WindowLoader {
    * own. Inside the covered bound it goes to the heap; beyond it any stale
    * entry is dropped and the loader will read the row when its time comes.
    */
-  offer(run: NearDueRun): void {
+  offer(run: RunRef): void {
     const w = this.shards.get(run.shard);
     if (!w) return;
     const bound = Math.max(w.loadedUntil ?? -Infinity, w.scanTarget ?? -Infinity);
@@ -172,7 +172,7 @@ export class WindowLoader {
   }
 
   /** Into memory, unless memory is full: then the window shrinks below the run and a later scan reads it. */
-  private admit(w: ShardWindow, run: NearDueRun): void {
+  private admit(w: ShardWindow, run: RunRef): void {
     if (this.sink.size < this.opts.maxInWindow || this.sink.has(run.runId)) {
       this.sink.offer(run);
       return;

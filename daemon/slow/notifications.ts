@@ -12,20 +12,14 @@ import pg from 'pg';
 import type { Logger } from '../log.js';
 import type { Queryable } from '../db/pool.js';
 import { query } from '../db/pool.js';
-
-export interface NearDueRun {
-  runId: number;
-  shard: number;
-  dueAtMs: number;
-  priority: number;
-}
+import type { RunRef } from '../run-ref.js';
 
 export const channelFor = (schema: string): string => `timelane_runs_${schema}`;
 
 const MAX_PAYLOAD = 7_800; // NOTIFY payloads must stay under 8000 bytes
 
 /** Encodes runs as compact JSON tuples, split into payloads under the NOTIFY limit. */
-export function encodeNearDue(runs: readonly NearDueRun[]): string[] {
+export function encodeNearDue(runs: readonly RunRef[]): string[] {
   const out: string[] = [];
   let parts: string[] = [];
   let size = 2;
@@ -43,7 +37,7 @@ export function encodeNearDue(runs: readonly NearDueRun[]): string[] {
   return out;
 }
 
-export function decodeNearDue(payload: string): NearDueRun[] {
+export function decodeNearDue(payload: string): RunRef[] {
   const tuples = JSON.parse(payload) as [number, number, number, number][];
   return tuples.map(([runId, shard, dueAtMs, priority]) => ({ runId, shard, dueAtMs, priority }));
 }
@@ -51,7 +45,7 @@ export function decodeNearDue(payload: string): NearDueRun[] {
 /** notifyNearDue — $1 channel, $2 payload. Run inside the inserting transaction. */
 const NOTIFY = `SELECT pg_notify($1, $2)`;
 
-export async function publishNearDue(db: Queryable, schema: string, runs: readonly NearDueRun[]): Promise<void> {
+export async function publishNearDue(db: Queryable, schema: string, runs: readonly RunRef[]): Promise<void> {
   for (const payload of encodeNearDue(runs)) await query(db, NOTIFY, [channelFor(schema), payload]);
 }
 
@@ -59,7 +53,7 @@ export interface ListenerOptions {
   clientConfig: pg.ClientConfig;
   schema: string;
   log: Logger;
-  onRuns: (runs: NearDueRun[]) => void;
+  onRuns: (runs: RunRef[]) => void;
   /** Called after every (re)connect: notifications may have been missed. */
   onReconnect: () => void;
 }

@@ -18,7 +18,7 @@ import type { FiredRunRow } from '../../daemon/db/queries/columns.js';
 import { Claimer } from '../../daemon/dispatch/claimer.js';
 import { silentLogger, type Logger } from '../../daemon/log.js';
 import { Metrics } from '../../daemon/metrics.js';
-import type { NearDueRun } from '../../daemon/slow/notifications.js';
+import type { RunRef } from '../../daemon/run-ref.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
 import { track, untrack } from '../helpers/tracked.js';
@@ -112,7 +112,7 @@ function recordingLogger(warnings: string[]): Logger {
 /** A Claimer on its own pool, recording deliveries; re-offers are fired again (as the fast lane would). */
 function claimer(pool: Db, fences: FixedFences) {
   const delivered: FiredRunRow[] = [];
-  const reoffered: NearDueRun[] = [];
+  const reoffered: RunRef[] = [];
   const warnings: string[] = [];
   const metrics = new Metrics();
   const c: Claimer = new Claimer({
@@ -131,7 +131,7 @@ function claimer(pool: Db, fences: FixedFences) {
   return { c, delivered, reoffered, warnings, metrics, fences };
 }
 
-const entriesOf = (runs: readonly InsertedRun[]): NearDueRun[] =>
+const entriesOf = (runs: readonly InsertedRun[]): RunRef[] =>
   runs.map((r) => ({ runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority }));
 
 function batches<T>(items: readonly T[], size: number): T[][] {

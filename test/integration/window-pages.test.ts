@@ -9,7 +9,8 @@
  * scheduling path is not under test) on a database of their own.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FastLane, type OfferedRun } from '../../daemon/fast/fast-lane.js';
+import { FastLane } from '../../daemon/fast/fast-lane.js';
+import type { RunRef } from '../../daemon/run-ref.js';
 import { systemClock } from '../../daemon/fast/clock.js';
 import { silentLogger } from '../../daemon/log.js';
 import { parseWindowPage, WindowLoader, type WindowSink } from '../../daemon/slow/loader.js';
@@ -65,9 +66,9 @@ afterAll(async () => {
 });
 
 /** A loader over an idle lane whose offers are recorded in order; every owned shard added before the one pass. */
-async function firstLoad(maxInWindow: number): Promise<{ offered: OfferedRun[]; l: FastLane; w: WindowLoader }> {
+async function firstLoad(maxInWindow: number): Promise<{ offered: RunRef[]; l: FastLane; w: WindowLoader }> {
   const l = new FastLane({ clock: systemClock, onFire: () => undefined });
-  const offered: OfferedRun[] = [];
+  const offered: RunRef[] = [];
   const sink: WindowSink = {
     offer: (run) => {
       offered.push({ ...run });

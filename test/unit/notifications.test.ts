@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { channelFor, decodeNearDue, encodeNearDue, type NearDueRun } from '../../daemon/slow/notifications.js';
+import { channelFor, decodeNearDue, encodeNearDue } from '../../daemon/slow/notifications.js';
+import type { RunRef } from '../../daemon/run-ref.js';
 
 /** Postgres refuses NOTIFY payloads of 8000 bytes or more (default build). */
 const NOTIFY_LIMIT = 8_000;
 
-function runs(n: number, from = 1): NearDueRun[] {
+function runs(n: number, from = 1): RunRef[] {
   return Array.from({ length: n }, (_, i) => ({
     runId: from + i,
     shard: (from + i) % 256,
@@ -22,7 +23,7 @@ describe('near-due notification payloads', () => {
   });
 
   it('keeps extreme values exact (ids and due times up to 2^53, negative priorities)', () => {
-    const input: NearDueRun[] = [
+    const input: RunRef[] = [
       { runId: Number.MAX_SAFE_INTEGER, shard: 65_535, dueAtMs: 8_640_000_000_000_000, priority: -2_147_483_648 },
       { runId: 1, shard: 0, dueAtMs: 0, priority: 2_147_483_647 },
     ];
