@@ -1,74 +1,168 @@
 /**
- * Worker answers: Complete, Fail, Heartbeat. Each is one conditional
- * statement on the delivery's identity (run id + fence + deliveries), so an
- * answer for a superseded delivery — redelivered, or re-claimed under a newer
- * fence — changes nothing and is refused with FAILED_PRECONDITION.
+ * Worker answers: Complete, Fail, Heartbeat — and the daemon's own records of
+ * a hand-off (an unanswered delivery's `fired_at`, a closed stream's expired
+ * deliveries). Each write is one conditional statement on the delivery's
+ * identity (run id + shard + fence + deliveries), so an answer for a
+ * superseded delivery — redelivered, or re-claimed under a newer fence —
+ * changes nothing and is refused with FAILED_PRECONDITION.
+ *
+ * Completes are batched (one statement per batch). A Fail and the retry it
+ * creates commit in one transaction, and the retry is routed inside it: the
+ * owner of its shard is told on commit, never after (a lost notify would
+ * leave it to the repair scan), and never of a retry that rolled back.
  */
-import type { Db } from '../db/pool.js';
-import { query } from '../db/pool.js';
-import { COMPLETE_RUNS, DESCRIBE_DELIVERY, FAIL_RUN, HEARTBEAT_RUN, SELECT_RETRY_POLICY } from '../db/queries/dispatch.js';
+import type { Db, Queryable } from '../db/pool.js';
+import { query, transaction } from '../db/pool.js';
+import {
+  COMPLETE_RUNS,
+  DESCRIBE_DELIVERY,
+  EXPIRE_DELIVERIES,
+  FAIL_RUN,
+  HEARTBEAT_RUN,
+  RECORD_HAND_OFFS,
+  SELECT_RETRY_POLICY,
+  SHARDS_OF_RUNS,
+} from '../db/queries/dispatch.js';
 import { failedPrecondition, notFound } from '../errors.js';
-import type { DeliveryIdentity } from './delivery-hub.js';
 import { backoffMs } from './backoff.js';
-import type { NearDueRun } from '../slow/notifications.js';
+import { CompleteBatcher } from './complete-batcher.js';
+import type { RunRouter } from '../engine/router.js';
+import type { DeliveryRef, RunRef } from '../run-ref.js';
+
+/** An answer's delivery, with the hand-off time when this daemon made it (null: unknown here). */
+export interface AnsweredDelivery extends DeliveryRef {
+  sentAtMs: number | null;
+}
+
+/** A delivery this daemon handed out, shard and hand-off time known. */
+export interface HandedOut {
+  runId: number;
+  shard: number;
+  fence: number;
+  deliveries: number;
+  sentAtMs: number;
+}
 
 export interface FailOutcome {
   status: 'failed' | 'dead';
-  retry: NearDueRun | null;
+  retry: RunRef | null;
 }
 
-export async function completeRun(db: Db, d: DeliveryIdentity): Promise<void> {
-  const [err] = await completeRuns(db, [d]);
-  if (err) throw err;
+interface Resolved extends AnsweredDelivery {
+  shard: number;
 }
 
-/** Completes many deliveries in one statement; per delivery, null or the refusal. */
-export async function completeRuns(db: Db, ds: readonly DeliveryIdentity[]): Promise<(Error | null)[]> {
-  const { rows } = await query<{ id: number; fence: number; deliveries: number }>(db, COMPLETE_RUNS, [
-    ds.map((d) => d.runId),
-    ds.map((d) => d.fence),
-    ds.map((d) => d.deliveries),
-  ]);
-  // Keyed by the whole delivery: a superseded copy in the same batch is refused.
-  const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
-  const done = new Set(rows.map((r) => key(r.id, r.fence, r.deliveries)));
-  return Promise.all(ds.map((d) => (done.has(key(d.runId, d.fence, d.deliveries)) ? null : refuse(db, d).catch((err: Error) => err))));
+export class Answers {
+  private readonly completes: CompleteBatcher<AnsweredDelivery>;
+
+  constructor(
+    /** The answer pool: never shared with API reads. */
+    private readonly db: Db,
+    private readonly router: RunRouter,
+  ) {
+    this.completes = new CompleteBatcher((items) => this.completeBatch(items));
+  }
+
+  /** Completes deliveries (batched with others); per delivery, null or the refusal. */
+  complete(ds: readonly AnsweredDelivery[]): Promise<(Error | null)[]> {
+    return this.completes.completeAll(ds);
+  }
+
+  async fail(d: AnsweredDelivery, retryable: boolean, message: string): Promise<FailOutcome> {
+    const r = await this.resolveOne(d);
+    let route = (): void => undefined;
+    const out = await transaction(this.db, async (tx) => {
+      const policy = await query<{ attempt: number; max_attempts: number; initial_backoff_ms: number; max_backoff_ms: number }>(
+        tx,
+        SELECT_RETRY_POLICY,
+        [r.runId, r.shard],
+      );
+      const p = policy.rows[0];
+      if (!p) throw notFound(`run ${r.runId}`);
+      const wait = backoffMs(p.attempt, { initialBackoffMs: p.initial_backoff_ms, maxBackoffMs: p.max_backoff_ms });
+      const { rows } = await query<{
+        status: 'failed' | 'dead';
+        retry_id: number | null;
+        retry_shard: number | null;
+        retry_priority: number | null;
+        retry_due_at_ms: number | null;
+      }>(tx, FAIL_RUN, [r.runId, r.fence, r.deliveries, retryable, message, wait, r.shard, r.sentAtMs]);
+      const row = rows[0];
+      if (!row) return null;
+      const retry: RunRef | null =
+        row.retry_id !== null
+          ? { runId: row.retry_id, shard: row.retry_shard ?? r.shard, priority: row.retry_priority ?? 0, dueAtMs: row.retry_due_at_ms ?? 0 }
+          : null;
+      if (retry) route = await this.router.inTransaction(tx, [retry]);
+      return { status: row.status, retry };
+    });
+    if (!out) return refuse(this.db, r);
+    route();
+    return out;
+  }
+
+  async heartbeat(d: AnsweredDelivery, progress: number | null, checkpoint: Buffer | null): Promise<number | null> {
+    const r = await this.resolveOne(d);
+    const { rows } = await query<{ lease_expires_at_ms: number | null }>(this.db, HEARTBEAT_RUN, [
+      r.runId,
+      r.fence,
+      r.deliveries,
+      progress,
+      checkpoint,
+      r.sentAtMs,
+      r.shard,
+    ]);
+    if (rows.length === 0) return refuse(this.db, r);
+    return rows[0].lease_expires_at_ms;
+  }
+
+  /** A worker stream closed with these unanswered: redeliverable now, hand-offs recorded. */
+  async expire(ds: readonly HandedOut[]): Promise<void> {
+    await query(this.db, EXPIRE_DELIVERIES, deliveryArrays(ds));
+  }
+
+  /** Writes `fired_at` for deliveries handed out and not answered yet. */
+  async recordHandOffs(ds: readonly HandedOut[]): Promise<void> {
+    if (ds.length > 0) await query(this.db, RECORD_HAND_OFFS, deliveryArrays(ds));
+  }
+
+  private async completeBatch(items: readonly AnsweredDelivery[]): Promise<(Error | null)[]> {
+    const ds = await this.resolve(items);
+    const { rows } = await query<{ id: number; fence: number; deliveries: number }>(this.db, COMPLETE_RUNS, [
+      ds.map((d) => d.runId),
+      ds.map((d) => d.fence),
+      ds.map((d) => d.deliveries),
+      ds.map((d) => d.shard),
+      ds.map((d) => d.sentAtMs),
+    ]);
+    // Keyed by the whole delivery: a superseded copy in the same batch is refused.
+    const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
+    const done = new Set(rows.map((r) => key(r.id, r.fence, r.deliveries)));
+    return Promise.all(ds.map((d) => (done.has(key(d.runId, d.fence, d.deliveries)) ? null : refuse(this.db, d).catch((err: Error) => err))));
+  }
+
+  private async resolveOne(d: AnsweredDelivery): Promise<Resolved> {
+    return (await this.resolve([d]))[0];
+  }
+
+  /** Fills in the shard of answers that did not carry one (not the hot path: current clients echo it). */
+  private async resolve(ds: readonly AnsweredDelivery[]): Promise<Resolved[]> {
+    const unknown = ds.filter((d) => d.shard === null).map((d) => d.runId);
+    if (unknown.length === 0) return ds as Resolved[];
+    const { rows } = await query<{ id: number; shard: number }>(this.db, SHARDS_OF_RUNS, [unknown]);
+    const shardOf = new Map(rows.map((r) => [r.id, r.shard]));
+    // An unknown run gets shard -1: its statement matches nothing and it is refused as not found.
+    return ds.map((d) => ({ ...d, shard: d.shard ?? shardOf.get(d.runId) ?? -1 }));
+  }
 }
 
-export async function failRun(db: Db, d: DeliveryIdentity, retryable: boolean, message: string): Promise<FailOutcome> {
-  const policy = await query<{ attempt: number; max_attempts: number; initial_backoff_ms: number; max_backoff_ms: number }>(
-    db,
-    SELECT_RETRY_POLICY,
-    [d.runId],
-  );
-  const p = policy.rows[0];
-  if (!p) throw notFound(`run ${d.runId}`);
-  const wait = backoffMs(p.attempt, { initialBackoffMs: p.initial_backoff_ms, maxBackoffMs: p.max_backoff_ms });
-  const { rows } = await query<{
-    status: 'failed' | 'dead';
-    retry_id: number | null;
-    retry_shard: number | null;
-    retry_priority: number | null;
-    retry_due_at_ms: number | null;
-  }>(db, FAIL_RUN, [d.runId, d.fence, d.deliveries, retryable, message, wait]);
-  const row = rows[0];
-  if (!row) return refuse(db, d);
-  const retry =
-    row.retry_id !== null
-      ? { runId: row.retry_id, shard: row.retry_shard ?? 0, priority: row.retry_priority ?? 0, dueAtMs: row.retry_due_at_ms ?? 0 }
-      : null;
-  return { status: row.status, retry };
-}
-
-export async function heartbeatRun(db: Db, d: DeliveryIdentity, progress: number | null, checkpoint: Buffer | null): Promise<number | null> {
-  const { rows } = await query<{ lease_expires_at_ms: number | null }>(db, HEARTBEAT_RUN, [d.runId, d.fence, d.deliveries, progress, checkpoint]);
-  if (rows.length === 0) return refuse(db, d);
-  return rows[0].lease_expires_at_ms;
+function deliveryArrays(ds: readonly HandedOut[]): unknown[] {
+  return [ds.map((d) => d.runId), ds.map((d) => d.fence), ds.map((d) => d.deliveries), ds.map((d) => d.shard), ds.map((d) => d.sentAtMs)];
 }
 
 /** Explains why a delivery no longer matches, as the error the worker gets. */
-async function refuse(db: Db, d: DeliveryIdentity): Promise<never> {
-  const { rows } = await query<{ status: string; fence: number; deliveries: number }>(db, DESCRIBE_DELIVERY, [d.runId]);
+async function refuse(db: Queryable, d: Resolved): Promise<never> {
+  const { rows } = await query<{ status: string; fence: number; deliveries: number }>(db, DESCRIBE_DELIVERY, [d.runId, d.shard]);
   const now = rows[0];
   if (!now) throw notFound(`run ${d.runId}`);
   if (now.status !== 'fired') throw failedPrecondition(`run ${d.runId} is ${now.status}; the answer for delivery ${d.deliveries} (fence ${d.fence}) changes nothing`);

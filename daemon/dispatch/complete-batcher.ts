@@ -1,36 +1,40 @@
 /**
  * Batches worker Completes: every Complete that arrives while a batch is being
  * written joins the next one, so Postgres sees one statement (one commit) per
- * batch instead of one per run. States: idle → writing (≤ MAX_IN_FLIGHT
- * batches) → idle. Each caller still gets its own outcome: OK, or the
- * refusal for a superseded delivery.
+ * batch instead of one per run. States: idle → gathering (GATHER_MS) →
+ * writing (≤ MAX_IN_FLIGHT batches) → idle. Each caller still gets its own
+ * outcome: OK, or the refusal for a superseded delivery.
  */
-import type { Db } from '../db/pool.js';
-import type { DeliveryIdentity } from './delivery-hub.js';
-import { completeRuns } from './answers.js';
-
 const MAX_IN_FLIGHT = 2;
-const MAX_BATCH = 1000;
-const GATHER_MS = 2;
+const MAX_BATCH = 2000;
+const GATHER_MS = 1;
 
-interface Waiter {
-  d: DeliveryIdentity;
+interface Waiter<T> {
+  item: T;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
 
-export class CompleteBatcher {
-  private queue: Waiter[] = [];
+/** Writes one batch; per item, null (done) or the error that item gets. */
+export type WriteBatch<T> = (items: readonly T[]) => Promise<(Error | null)[]>;
+
+export class CompleteBatcher<T> {
+  private queue: Waiter<T>[] = [];
   private inFlight = 0;
   private scheduled = false;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly write: WriteBatch<T>) {}
 
-  complete(d: DeliveryIdentity): Promise<void> {
+  /** One outcome per item, in order; resolves when all are written. */
+  completeAll(items: readonly T[]): Promise<(Error | null)[]> {
+    return Promise.all(items.map((i) => this.complete(i).then(() => null, (err: Error) => err)));
+  }
+
+  complete(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ d, resolve, reject });
-      // Gather what arrives within GATHER_MS (acks are not on the fire path;
-      // one commit per run would be).
+      this.queue.push({ item, resolve, reject });
+      // Gather what arrives within GATHER_MS: one commit per run would be the
+      // fire path's most expensive step.
       if (!this.scheduled) {
         this.scheduled = true;
         setTimeout(() => {
@@ -45,10 +49,7 @@ export class CompleteBatcher {
     while (this.queue.length > 0 && this.inFlight < MAX_IN_FLIGHT) {
       const batch = this.queue.splice(0, MAX_BATCH);
       this.inFlight++;
-      completeRuns(
-        this.db,
-        batch.map((w) => w.d),
-      )
+      this.write(batch.map((w) => w.item))
         .then(
           (outcomes) => outcomes.forEach((err, i) => (err ? batch[i].reject(err) : batch[i].resolve())),
           (err: unknown) => batch.forEach((w) => w.reject(err)),

@@ -19,11 +19,15 @@
  * hands it out again while the worker is working on it.
  */
 import type { FiredRunRow } from '../db/queries/columns.js';
+import type { DeliveryRef } from '../run-ref.js';
 
-export interface DeliveryIdentity {
-  runId: number;
-  fence: number;
-  deliveries: number;
+/** A delivery in flight on a stream: its reference, and when it was handed to the stream. */
+export interface DeliveryIdentity extends DeliveryRef {
+  shard: number;
+  /** Wall-clock epoch ms of the hand-off to the stream: the run's recorded `fired_at`. */
+  sentAtMs: number;
+  /** Whether `sentAtMs` has been written to Postgres already (see takeUnrecorded). */
+  recorded: boolean;
 }
 
 /**
@@ -37,9 +41,15 @@ export interface WorkerSink {
   readonly workerId: string;
   readonly queues: ReadonlySet<string>;
   readonly credit: number;
-  /** Writes one run to the stream. */
-  send(run: FiredRunRow): void;
+  /**
+   * Writes one run to the stream, handed out at `sentAtMs` (wall ms). Sinks
+   * may gather the runs sent in one tick into one message.
+   */
+  send(run: FiredRunRow, sentAtMs: number): void;
 }
+
+/** Receives every run of every queue, with no credit limit: an in-process consumer (tests, embedding). */
+export const ALL_QUEUES = '*';
 
 interface StreamState {
   sink: WorkerSink;
@@ -56,6 +66,7 @@ export class DeliveryHub {
   constructor(
     private readonly onSent?: (run: FiredRunRow) => void,
     private readonly renewLease?: RenewLease,
+    private readonly wallNow: () => number = Date.now,
   ) {}
 
   get backlog(): number {
@@ -111,13 +122,36 @@ export class DeliveryHub {
    * `which`, only that exact delivery is settled: a late answer for an older
    * delivery must not free the credit of its redelivery on the same stream.
    */
-  settle(streamId: number, runId: number, which?: { fence: number; deliveries: number }): void {
+  settle(streamId: number, runId: number, which?: { fence: number; deliveries: number }): DeliveryIdentity | undefined {
     const st = this.streams.get(streamId);
     const held = st?.inFlight.get(runId);
-    if (!st || !held) return;
-    if (which && (held.fence !== which.fence || held.deliveries !== which.deliveries)) return;
+    if (!st || !held) return undefined;
+    if (which && (held.fence !== which.fence || held.deliveries !== which.deliveries)) return undefined;
     st.inFlight.delete(runId);
     for (const q of st.sink.queues) this.pump(q);
+    return held;
+  }
+
+  /**
+   * Deliveries handed out before `beforeWallMs` whose hand-off time is not in
+   * Postgres yet (no answer came): marked recorded and returned, so the
+   * caller writes their `fired_at` in one batch.
+   */
+  takeUnrecorded(beforeWallMs: number): DeliveryIdentity[] {
+    const out: DeliveryIdentity[] = [];
+    for (const st of this.streams.values())
+      for (const d of st.inFlight.values())
+        if (!d.recorded && d.sentAtMs < beforeWallMs) {
+          d.recorded = true;
+          out.push(d);
+        }
+    return out;
+  }
+
+  /** The delivery in flight on a stream, if it is this one (a heartbeat: nothing settles). */
+  peek(streamId: number, runId: number, which: { fence: number; deliveries: number }): DeliveryIdentity | undefined {
+    const held = this.streams.get(streamId)?.inFlight.get(runId);
+    return held && held.fence === which.fence && held.deliveries === which.deliveries ? held : undefined;
   }
 
   /** Whether a stream holds this delivery in flight. */
@@ -146,7 +180,7 @@ export class DeliveryHub {
   }
 
   private pick(queue: string): StreamState | undefined {
-    const list = this.byQueue.get(queue);
+    const list = this.byQueue.get(queue) ?? this.byQueue.get(ALL_QUEUES);
     if (!list || list.length === 0) return undefined;
     const start = this.cursor.get(queue) ?? 0;
     for (let i = 0; i < list.length; i++) {
@@ -160,8 +194,9 @@ export class DeliveryHub {
   }
 
   private send(st: StreamState, run: FiredRunRow): void {
-    st.inFlight.set(run.id, { runId: run.id, fence: run.fence, deliveries: run.deliveries });
-    st.sink.send(run);
+    const sentAtMs = this.wallNow();
+    st.inFlight.set(run.id, identityOf(run, sentAtMs));
+    st.sink.send(run, sentAtMs);
     this.onSent?.(run);
   }
 
@@ -180,12 +215,13 @@ export class DeliveryHub {
 
   /** Sends a run that waited for credit once its lease has restarted; the credit is held meanwhile. */
   private sendRenewed(st: StreamState, run: FiredRunRow): void {
-    const identity: DeliveryIdentity = { runId: run.id, fence: run.fence, deliveries: run.deliveries };
+    const identity = identityOf(run, this.wallNow());
     st.inFlight.set(run.id, identity);
     const current = (): boolean => this.streams.get(st.sink.id) === st && st.inFlight.get(run.id) === identity;
     const handOut = (leaseExpiresAtMs: number | null): void => {
       const out = leaseExpiresAtMs === null ? run : { ...run, lease_expires_at_ms: leaseExpiresAtMs };
-      st.sink.send(out);
+      identity.sentAtMs = this.wallNow();
+      st.sink.send(out, identity.sentAtMs);
       this.onSent?.(out);
     };
     this.renewLease!(run).then(
@@ -204,13 +240,17 @@ export class DeliveryHub {
   }
 }
 
+function identityOf(run: FiredRunRow, sentAtMs: number): DeliveryIdentity {
+  return { runId: run.id, shard: run.shard, fence: run.fence, deliveries: run.deliveries, sentAtMs, recorded: false };
+}
+
 /**
  * Whether a parked run has used up over half its delivery lease (the lease's
- * length is about lease_expires_at − fired_at). Only then is it worth a round
+ * length is about lease_expires_at − claimed_at). Only then is it worth a round
  * trip to restart it before the hand-out; a short wait for credit is not.
  */
 function leaseRunDown(run: FiredRunRow, nowMs: number): boolean {
-  if (run.lease_expires_at_ms === null || run.fired_at_ms === null) return false;
-  const length = run.lease_expires_at_ms - run.fired_at_ms;
+  if (run.lease_expires_at_ms === null || run.claimed_at_ms === null) return false;
+  const length = run.lease_expires_at_ms - run.claimed_at_ms;
   return run.lease_expires_at_ms - nowMs < length / 2;
 }

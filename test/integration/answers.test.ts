@@ -7,12 +7,15 @@
  * retryable means dead, job included.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { completeRun, failRun, heartbeatRun } from '../../daemon/dispatch/answers.js';
-import type { DeliveryIdentity } from '../../daemon/dispatch/delivery-hub.js';
+import { Answers, type AnsweredDelivery, type FailOutcome } from '../../daemon/dispatch/answers.js';
+import { RunRouter } from '../../daemon/engine/router.js';
 import { REDELIVER_EXPIRED } from '../../daemon/db/queries/dispatch.js';
 import type { FiredRunRow } from '../../daemon/db/queries/columns.js';
 import { TimelaneError } from '../../daemon/errors.js';
+import { clientConfig } from '../../daemon/db/pool.js';
+import { channelFor, decodeNearDue } from '../../daemon/slow/notifications.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { claimDirect, insertRuns, type InsertOptions } from '../helpers/daemon-parts.js';
 
@@ -22,9 +25,12 @@ const REAP_SHARD = 2;
 const STALE_SHARD = 3;
 
 let db: TestDatabase;
+let answers: Answers;
 
 beforeAll(async () => {
   db = await createTestDatabase(4);
+  // Owns no shard: a retry is announced by notify inside the Fail transaction.
+  answers = new Answers(db.pool, new RunRouter({ schema: 'timelane', windowMs: 30_000, wallNow: Date.now, owns: () => false, offerLocal: () => undefined }));
 });
 afterAll(async () => {
   await db?.drop();
@@ -55,7 +61,18 @@ async function firedRun(o: InsertOptions & { shard?: number } = {}): Promise<Fir
   return claimed[0];
 }
 
-const refOf = (r: { id: number; fence: number; deliveries: number }): DeliveryIdentity => ({ runId: r.id, fence: r.fence, deliveries: r.deliveries });
+/** A delivery as an answer names it; without a shard (an older client) the daemon looks it up. */
+type Ref = Omit<AnsweredDelivery, 'shard' | 'sentAtMs'> & Partial<Pick<AnsweredDelivery, 'shard' | 'sentAtMs'>>;
+const refOf = (r: { id: number; fence: number; deliveries: number; shard?: number }): Ref => ({ runId: r.id, fence: r.fence, deliveries: r.deliveries, shard: r.shard });
+const full = (d: Ref): AnsweredDelivery => ({ ...d, shard: d.shard ?? null, sentAtMs: d.sentAtMs ?? null });
+
+async function completeRun(_db: unknown, d: Ref): Promise<void> {
+  const [err] = await answers.complete([full(d)]);
+  if (err) throw err;
+}
+const failRun = (_db: unknown, d: Ref, retryable: boolean, message: string): Promise<FailOutcome> => answers.fail(full(d), retryable, message);
+const heartbeatRun = (_db: unknown, d: Ref, progress: number | null, checkpoint: Buffer | null): Promise<number | null> =>
+  answers.heartbeat(full(d), progress, checkpoint);
 
 interface FullRun {
   id: number;
@@ -178,6 +195,45 @@ describe('fail', () => {
     expect(out.retry).toEqual({ runId: retry.id, shard: ANSWER_SHARD, dueAtMs: retry.due_at_ms, priority: 4 });
     // The failed delivery cannot be answered again.
     await refused(completeRun(db.pool, refOf(run)), 'failed_precondition');
+  });
+
+  it('the retry is announced inside the Fail transaction: a listener hears it once the retry row is visible', async () => {
+    const listener = new pg.Client(clientConfig(db.opts));
+    await listener.connect();
+    const heard: { runIds: number[]; visible: string | undefined }[] = [];
+    listener.on('notification', (msg) => {
+      const runIds = decodeNearDue(msg.payload ?? '').map((r) => r.runId);
+      // Checked at once: the notification must never arrive before the row commits.
+      void db.pool.query<{ status: string }>('SELECT status FROM runs WHERE id = ANY($1::int8[])', [runIds]).then(({ rows }) => heard.push({ runIds, visible: rows[0]?.status }));
+    });
+    await listener.query(`LISTEN ${channelFor('timelane')}`);
+    try {
+      const run = await firedRun({ maxAttempts: 3, initialBackoffMs: 100, maxBackoffMs: 100 });
+      const out = await failRun(db.pool, refOf(run), true, 'boom');
+      expect(out.retry).not.toBeNull();
+      await vi.waitFor(() => expect(heard).toEqual([{ runIds: [out.retry!.runId], visible: 'scheduled' }]), { timeout: 2_000 });
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('a Fail whose retry cannot be announced changes nothing: the run stays fired, no retry row, the error is true', async () => {
+    // A channel name over Postgres's 63-byte limit: pg_notify raises. Inside the
+    // transaction that rolls the Fail back; after a commit it would leave a failed
+    // run and a retry behind an error answer (the worker would retry a Fail that took).
+    const badRouter = new RunRouter({ schema: 'x'.repeat(64), windowMs: 30_000, wallNow: Date.now, owns: () => false, offerLocal: () => undefined });
+    const unannounced = new Answers(db.pool, badRouter);
+    const run = await firedRun({ maxAttempts: 3, initialBackoffMs: 100, maxBackoffMs: 100 });
+    await expect(unannounced.fail(full(refOf(run)), true, 'boom')).rejects.toThrow();
+    const runs = await runsOfJob(run.job_id);
+    expect(runs.map((r) => [r.attempt, r.status, r.error])).toEqual([[1, 'fired', null]]);
+    // The worker's retried Fail (on a healthy daemon) then takes, once.
+    const out = await failRun(db.pool, refOf(run), true, 'boom');
+    expect(out.status).toBe('failed');
+    expect((await runsOfJob(run.job_id)).map((r) => [r.attempt, r.status])).toEqual([
+      [1, 'failed'],
+      [2, 'scheduled'],
+    ]);
   });
 
   it('backoff doubles per attempt and is capped; the last attempt goes dead with the job', async () => {

@@ -12,8 +12,9 @@ function run(id: number, over: Partial<FiredRunRow> = {}): FiredRunRow {
     attempt: 1,
     status: 'fired',
     due_at_ms: 1_700_000_000_000,
-    fired_at_ms: 1_700_000_000_001,
-    lag_ms: 1,
+    fired_at_ms: null,
+    claimed_at_ms: 1_700_000_000_001,
+    lag_ms: null,
     fence: 1,
     deliveries: 1,
     lease_expires_at_ms: 1_700_000_030_001,
@@ -146,7 +147,7 @@ describe('DeliveryHub', () => {
     expect(hub.holds(a.id, 1)).toBe(false);
     expect(hub.holds(b.id, 1)).toBe(true);
     expect(hub.unregister(a.id)).toEqual([]);
-    expect(hub.unregister(b.id)).toEqual([{ runId: 1, fence: 1, deliveries: 2 }]);
+    expect(hub.unregister(b.id)).toMatchObject([{ runId: 1, shard: 0, fence: 1, deliveries: 2, recorded: false }]);
   });
 
   it('a redelivery that moves a run to another stream frees the old stream’s credit for its parked runs', () => {
@@ -171,7 +172,7 @@ describe('DeliveryHub', () => {
     hub.deliver(run(1, { fence: 4, deliveries: 1 }));
     hub.deliver(run(2, { fence: 4, deliveries: 2 }));
     hub.settle(w.id, 1);
-    expect(hub.unregister(w.id)).toEqual([{ runId: 2, fence: 4, deliveries: 2 }]);
+    expect(hub.unregister(w.id)).toMatchObject([{ runId: 2, shard: 0, fence: 4, deliveries: 2, recorded: false }]);
     expect(hub.streamCount).toBe(0);
     expect(hub.unregister(w.id)).toEqual([]);
     hub.deliver(run(3));

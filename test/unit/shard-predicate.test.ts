@@ -168,41 +168,7 @@ const NOT_HOT: Record<string, string> = {
   DB_CLOCK: 'no table: the clock-skew probe',
 };
 
-/**
- * Hot statements that do not name their shard as a parameter yet, expected to
- * fail (it.fails) until the change in flight lands: the answers take the shard
- * from the worker's DeliveryRef (which is being changed to carry it), and the
- * claim, the redelivery and the claim-miss check restrict `runs` by the owned
- * shards' parameter, not only by the join to `shards`. When it lands, these
- * tests fail as "expected to fail": empty this set.
- */
-const AWAITING_SHARD_PARAMETER = new Set<string>([
-  'CLAIM_RUNS',
-  'REDELIVER_EXPIRED',
-  'COMPLETE_RUNS',
-  'FAIL_RUN',
-  'SELECT_RETRY_POLICY',
-  'HEARTBEAT_RUN',
-  'EXPIRE_DELIVERIES',
-  'RECORD_HAND_OFFS',
-  'DESCRIBE_DELIVERY',
-  'SCHEDULED_STATUS',
-]);
 
-/**
- * Statements that join `jobs` on the job id alone: fine on one Postgres, not
- * once `jobs` is distributed by shard (a join of two distributed tables must be
- * on the distribution column). Expected to fail until each joins on
- * `j.shard = r.shard`; then remove it from this set.
- */
-const JOBS_NOT_CO_LOCATED = new Set<string>([
-  'CLAIM_RUNS',
-  'REDELIVER_EXPIRED',
-  'COMPLETE_RUNS',
-  'FAIL_RUN',
-  'SELECT_RETRY_POLICY',
-  'HEARTBEAT_RUN',
-]);
 
 const sqlOf = (name: string): string => {
   const sql = STATEMENTS.get(name);
@@ -222,8 +188,7 @@ describe('every hot statement names its shard', () => {
 
   describe('runs: restricted by a shard parameter in every query block', () => {
     for (const name of Object.keys(HOT)) {
-      const test = AWAITING_SHARD_PARAMETER.has(name) ? it.fails : it;
-      test(`${name} (${HOT[name]})`, () => {
+      it(`${name} (${HOT[name]})`, () => {
         const sql = sqlOf(name);
         expect(shardFindings(sql).filter((f) => f.table === 'runs').length, 'reads or writes runs').toBeGreaterThan(0);
         expect(problems(sql, 'runs')).toEqual([]);
@@ -233,8 +198,7 @@ describe('every hot statement names its shard', () => {
 
   describe('jobs: joined co-located with its runs (on shard)', () => {
     for (const name of Object.keys(HOT).filter((n) => shardFindings(STATEMENTS.get(n) ?? '').some((f) => f.table === 'jobs'))) {
-      const test = JOBS_NOT_CO_LOCATED.has(name) ? it.fails : it;
-      test(name, () => {
+      it(name, () => {
         expect(problems(sqlOf(name), 'jobs')).toEqual([]);
       });
     }

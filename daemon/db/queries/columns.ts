@@ -5,7 +5,7 @@ const ms = (col: string): string => `(extract(epoch FROM ${col}) * 1000)::int8`;
 export const RUN_COLUMNS = `r.id, r.job_id, r.shard, r.queue, r.priority, r.attempt, r.status,
   ${ms('r.due_at')} AS due_at_ms, ${ms('r.fired_at')} AS fired_at_ms, r.lag_ms, r.fence, r.deliveries,
   ${ms('r.lease_expires_at')} AS lease_expires_at_ms, r.idempotency_key, r.error,
-  ${ms('r.finished_at')} AS finished_at_ms`;
+  ${ms('r.finished_at')} AS finished_at_ms, ${ms('r.claimed_at')} AS claimed_at_ms`;
 
 export const JOB_COLUMNS = `j.id, j.namespace, j.queue, j.shard, j.payload, j.priority, j.dedupe_key, j.delivery,
   j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms, j.lease_ms, j.status,
@@ -24,8 +24,12 @@ export interface RunRow {
   attempt: number;
   status: RunStatus;
   due_at_ms: number;
+  /** When the run was handed to a worker stream (null until that is recorded). */
   fired_at_ms: number | null;
+  /** fired_at − due_at, ms. */
   lag_ms: number | null;
+  /** When the current delivery was claimed (the fenced UPDATE ran). */
+  claimed_at_ms: number | null;
   fence: number;
   deliveries: number;
   lease_expires_at_ms: number | null;

@@ -22,18 +22,19 @@ const FENCED_SHARDS = `(
  * claimRuns — fire due runs. $1 run ids int8[], $2 shards int[], $3 their
  * fences int8[], $4 claim time (local wall, epoch ms), $5 claim-ahead ms.
  * A run is claimed only if still scheduled, due by $4 + $5 (a rescheduled-later
- * run is skipped) and its shard's fence matches. `fired_at` is when it is
- * released to a worker: its due time, or the claim time if that is later.
+ * run is skipped) and its shard's fence matches. `claimed_at` records the
+ * claim as it happened; `fired_at` (the hand-off to a worker stream) is not
+ * known yet and is written later (RECORD_HAND_OFFS, or with the answer).
  * AT_MOST_ONCE runs get no lease: they are recorded as delivered here and
  * never redelivered.
  */
 export const CLAIM_RUNS = `
-UPDATE runs r SET status = 'fired', fired_at = greatest(r.due_at, to_timestamp($4::int8 / 1000.0)),
-  lag_ms = greatest(0, $4::int8 - extract(epoch FROM r.due_at) * 1000), fence = f.fence, deliveries = r.deliveries + 1,
+UPDATE runs r SET status = 'fired', claimed_at = to_timestamp($4::int8 / 1000.0), fired_at = NULL, lag_ms = NULL,
+  fence = f.fence, deliveries = r.deliveries + 1,
   lease_expires_at = CASE WHEN j.delivery = 'at_most_once' THEN NULL ELSE now() + j.lease_ms * interval '1 millisecond' END
 FROM ${FENCED_SHARDS} f, jobs j
-WHERE r.id = ANY($1::int8[]) AND r.status = 'scheduled' AND r.shard = f.shard
-  AND r.due_at <= to_timestamp(($4::int8 + $5::int8) / 1000.0) AND j.id = r.job_id
+WHERE r.id = ANY($1::int8[]) AND r.status = 'scheduled' AND r.shard = ANY($2::int[]) AND r.shard = f.shard
+  AND r.due_at <= to_timestamp(($4::int8 + $5::int8) / 1000.0) AND j.id = r.job_id AND j.shard = r.shard
 RETURNING ${FIRED_COLUMNS}`;
 
 /**
@@ -49,50 +50,58 @@ WITH expired AS MATERIALIZED (
   SELECT id FROM runs WHERE shard = ANY($2::int[]) AND status = 'fired'
     AND lease_expires_at IS NOT NULL AND lease_expires_at < now()
   ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-UPDATE runs r SET fence = f.fence, deliveries = r.deliveries + 1,
+UPDATE runs r SET fence = f.fence, deliveries = r.deliveries + 1, claimed_at = now(), fired_at = NULL, lag_ms = NULL,
   lease_expires_at = now() + j.lease_ms * interval '1 millisecond'
 FROM expired e, ${FENCED_SHARDS} f, jobs j
-WHERE r.id = e.id AND r.status = 'fired' AND r.shard = f.shard AND j.id = r.job_id
+WHERE r.id = e.id AND r.status = 'fired' AND r.shard = ANY($2::int[]) AND r.shard = f.shard AND j.id = r.job_id AND j.shard = r.shard
 RETURNING ${FIRED_COLUMNS}`;
 
-/** Identity of one delivery: $1 run id, $2 fence, $3 deliveries. */
-const DELIVERY_MATCHES = `r.id = $1 AND r.status = 'fired' AND r.fence = $2 AND r.deliveries = $3`;
+/** Identity of one delivery: $1 run id, $2 fence, $3 deliveries, $7 shard. */
+const DELIVERY_MATCHES = `r.id = $1 AND r.shard = $7 AND r.status = 'fired' AND r.fence = $2 AND r.deliveries = $3`;
+
+/** The hand-off time $6 (epoch ms, null = unknown) as fired_at, unless one is recorded already. */
+const RECORD_FIRED = (sentAt: string): string =>
+  `fired_at = coalesce(r.fired_at, to_timestamp(${sentAt}::int8 / 1000.0)),
+  lag_ms = coalesce(r.lag_ms, ${sentAt}::int8 - extract(epoch FROM r.due_at) * 1000)`;
 
 /**
  * completeRuns — fired → completed, and each one-shot job → completed, for a
  * batch of deliveries in one statement. $1 run ids int8[], $2 fences int8[],
- * $3 deliveries int[]. Returns the deliveries that matched.
+ * $3 deliveries int[], $4 shards int[], $5 hand-off times (epoch ms, null =
+ * unknown) int8[]. Returns the deliveries that matched.
  */
 export const COMPLETE_RUNS = `
-WITH d AS (SELECT * FROM unnest($1::int8[], $2::int8[], $3::int[]) AS d(id, fence, deliveries)),
+WITH d AS (SELECT * FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[]) AS d(id, fence, deliveries, shard, sent_at)),
 run_out AS (
-  UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL
-  FROM d WHERE r.id = d.id AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries
-  RETURNING r.id, r.job_id, d.fence, d.deliveries
+  UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL, ${RECORD_FIRED('d.sent_at')}
+  FROM d WHERE r.id = d.id AND r.shard = ANY($4::int[]) AND r.shard = d.shard
+    AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries
+  RETURNING r.id, r.job_id, r.shard, d.fence, d.deliveries
 ), job_out AS (
   UPDATE jobs SET status = 'completed', updated_at = now()
-  FROM run_out WHERE jobs.id = run_out.job_id AND jobs.status = 'active'
+  FROM run_out WHERE jobs.id = run_out.job_id AND jobs.shard = run_out.shard AND jobs.status = 'active'
   RETURNING jobs.id
 )
 SELECT id, fence, deliveries FROM run_out`;
 
-/** selectRetryPolicy — what failRun needs to compute a backoff. $1 run id. */
+/** selectRetryPolicy — what failRun needs to compute a backoff. $1 run id, $2 shard. */
 export const SELECT_RETRY_POLICY = `
 SELECT r.attempt, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms
-FROM runs r JOIN jobs j ON j.id = r.job_id WHERE r.id = $1`;
+FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard WHERE r.id = $1 AND r.shard = $2`;
 
 /**
  * failRun — fired → failed with a retry run (attempt + 1, due after $6 ms),
  * or fired → dead (not retryable, or out of attempts) and the job → dead.
- * $1..$3 delivery, $4 retryable, $5 message, $6 backoff ms.
- * The retry keeps the idempotency key: it is the same occurrence.
+ * $1..$3 delivery, $4 retryable, $5 message, $6 backoff ms, $7 shard, $8 hand-off
+ * time (epoch ms, null = unknown). The retry keeps the idempotency key: it is
+ * the same occurrence.
  */
 export const FAIL_RUN = `
 WITH run_out AS (
   UPDATE runs r SET status = CASE WHEN $4::bool AND r.attempt < j.max_attempts THEN 'failed' ELSE 'dead' END,
-    error = $5, finished_at = now(), lease_expires_at = NULL
+    error = $5, finished_at = now(), lease_expires_at = NULL, ${RECORD_FIRED('$8')}
   FROM jobs j
-  WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id
+  WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id AND j.shard = r.shard
   RETURNING r.id, r.job_id, r.shard, r.queue, r.priority, r.attempt, r.status, r.idempotency_key
 ), retry AS (
   INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key)
@@ -102,7 +111,7 @@ WITH run_out AS (
   RETURNING id, shard, priority, (extract(epoch FROM due_at) * 1000)::int8 AS due_at_ms
 ), job_out AS (
   UPDATE jobs SET status = 'dead', updated_at = now()
-  FROM run_out WHERE jobs.id = run_out.job_id AND run_out.status = 'dead' AND jobs.status = 'active'
+  FROM run_out WHERE jobs.id = run_out.job_id AND jobs.shard = run_out.shard AND run_out.status = 'dead' AND jobs.status = 'active'
   RETURNING jobs.id
 )
 SELECT run_out.id, run_out.status, retry.id AS retry_id, retry.shard AS retry_shard,
@@ -112,25 +121,44 @@ FROM run_out LEFT JOIN retry ON true`;
 /**
  * heartbeatRun — restart the lease of a delivery (a worker's heartbeat, or a
  * run that waited in the daemon for credit being handed out now).
- * $1..$3 delivery, $4 progress (null keeps it), $5 checkpoint (null keeps it).
+ * $1..$3 delivery, $4 progress (null keeps it), $5 checkpoint (null keeps it),
+ * $6 hand-off time (epoch ms, null = unknown), $7 shard.
  */
 export const HEARTBEAT_RUN = `
 UPDATE runs r SET lease_expires_at = CASE WHEN r.lease_expires_at IS NULL THEN NULL
     ELSE now() + j.lease_ms * interval '1 millisecond' END,
-  progress = COALESCE($4, r.progress), checkpoint = COALESCE($5, r.checkpoint)
+  progress = COALESCE($4, r.progress), checkpoint = COALESCE($5, r.checkpoint), ${RECORD_FIRED('$6')}
 FROM jobs j
-WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id
+WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id AND j.shard = r.shard
 RETURNING (extract(epoch FROM r.lease_expires_at) * 1000)::int8 AS lease_expires_at_ms`;
 
 /**
  * expireDeliveries — a worker stream closed: let its unanswered deliveries be
- * redelivered now rather than after their lease. $1 run ids, $2 fences, $3 deliveries.
+ * redelivered now rather than after their lease, and record their hand-off.
+ * $1 run ids, $2 fences, $3 deliveries, $4 shards int[], $5 hand-off times int8[].
  */
 export const EXPIRE_DELIVERIES = `
-UPDATE runs r SET lease_expires_at = now()
-FROM unnest($1::int8[], $2::int8[], $3::int[]) AS d(id, fence, deliveries)
-WHERE r.id = d.id AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries
-  AND r.lease_expires_at IS NOT NULL`;
+UPDATE runs r SET lease_expires_at = CASE WHEN r.lease_expires_at IS NULL THEN NULL ELSE now() END, ${RECORD_FIRED('d.sent_at')}
+FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[]) AS d(id, fence, deliveries, shard, sent_at)
+WHERE r.id = d.id AND r.shard = ANY($4::int[]) AND r.shard = d.shard
+  AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries`;
 
-/** describeDelivery — why an answer was refused. $1 run id. */
-export const DESCRIBE_DELIVERY = `SELECT r.status, r.fence, r.deliveries FROM runs r WHERE r.id = $1`;
+/**
+ * recordHandOffs — deliveries handed to a worker stream over a second ago and
+ * not answered yet: write their `fired_at` (first hand-off time wins).
+ * $1 run ids, $2 fences, $3 deliveries, $4 shards int[], $5 hand-off times int8[].
+ */
+export const RECORD_HAND_OFFS = `
+UPDATE runs r SET ${RECORD_FIRED('d.sent_at')}
+FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[]) AS d(id, fence, deliveries, shard, sent_at)
+WHERE r.id = d.id AND r.shard = ANY($4::int[]) AND r.shard = d.shard
+  AND r.fence = d.fence AND r.deliveries = d.deliveries AND r.fired_at IS NULL`;
+
+/** describeDelivery — why an answer was refused. $1 run id, $2 shard. */
+export const DESCRIBE_DELIVERY = `SELECT r.status, r.fence, r.deliveries FROM runs r WHERE r.id = $1 AND r.shard = $2`;
+
+/**
+ * shardsOfRuns — the shard of each run, for answers that did not say (an old
+ * client). Not on the hot path. $1 run ids int8[].
+ */
+export const SHARDS_OF_RUNS = `SELECT r.id, r.shard FROM runs r WHERE r.id = ANY($1::int8[])`;

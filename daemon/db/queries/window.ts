@@ -39,10 +39,10 @@ export interface WindowPage {
   page: string | null;
 }
 
-/** scheduledStatus — which of these runs are still scheduled, and when. $1 run ids int8[]. */
+/** scheduledStatus — which of these runs are still scheduled, and when. $1 run ids int8[], $2 their shards int[]. */
 export const SCHEDULED_STATUS = `
 SELECT r.id, r.shard, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
-FROM runs r WHERE r.id = ANY($1::int8[]) AND r.status = 'scheduled'`;
+FROM runs r WHERE r.id = ANY($1::int8[]) AND r.shard = ANY($2::int[]) AND r.status = 'scheduled'`;
 
 /** shardFences — current fences. $1 shards int[]. */
 export const SHARD_FENCES = `SELECT shard, fence FROM shards WHERE shard = ANY($1::int[])`;
