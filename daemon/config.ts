@@ -5,6 +5,9 @@
  */
 import os from 'node:os';
 
+/** Claim this long before due (the release gate hands the run out exactly at due). */
+export const DEFAULT_CLAIM_AHEAD_MS = 20;
+
 export interface DaemonConfig {
   /** Postgres connection string. Empty in embedded mode (set by `timelane dev`). */
   databaseUrl: string;
@@ -85,7 +88,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'leaseTtlMs', flag: '--lease-ttl-ms <ms>', env: 'TIMELANE_LEASE_TTL_MS', description: 'shard lease TTL', default: 3000 },
   { key: 'windowMs', flag: '--window-ms <ms>', env: 'TIMELANE_WINDOW_MS', description: 'fast-lane window W: runs due within it are held in memory', default: 30_000 },
   { key: 'maxInWindow', flag: '--max-in-window <n>', env: 'TIMELANE_MAX_IN_WINDOW', description: 'most runs held in memory (the window shrinks past it)', default: 1_000_000 },
-  { key: 'claimAheadMs', flag: '--claim-ahead-ms <ms>', env: 'TIMELANE_CLAIM_AHEAD_MS', description: 'claim runs this long before due, release them to workers exactly at due (takes the claim off the critical path); 0 claims at due', default: 20 },
+  { key: 'claimAheadMs', flag: '--claim-ahead-ms <ms>', env: 'TIMELANE_CLAIM_AHEAD_MS', description: 'claim runs this long before due, release them to workers exactly at due (takes the claim off the critical path); 0 claims at due', default: DEFAULT_CLAIM_AHEAD_MS },
   { key: 'loadIntervalMs', flag: '--load-interval-ms <ms>', env: 'TIMELANE_LOAD_INTERVAL_MS', description: 'how often the loader extends the window', default: 1000 },
   { key: 'repairIntervalMs', flag: '--repair-interval-ms <ms>', env: 'TIMELANE_REPAIR_INTERVAL_MS', description: 'how often the repair scan re-reads the loaded window (also runs after LISTEN reconnects and shard acquisitions)', default: 30_000 },
   { key: 'reapIntervalMs', flag: '--reap-interval-ms <ms>', env: 'TIMELANE_REAP_INTERVAL_MS', description: 'how often expired delivery leases are redelivered', default: 1000 },

@@ -16,13 +16,13 @@
  * or with near-due runs on shards another daemon owns (`pg_notify` inside the
  * inserting transaction, delivered on commit).
  *
- * Routing (as daemon/engine's router does for every committed run): a new run
- * on a shard this daemon owns is offered to its loader after commit (the
- * loader decides whether it is inside the window); one due within the window
- * on another daemon's shard is announced with `pg_notify`, its horizon taken
- * after the insert so that a scan racing the commit cannot miss it. (Should a
- * batch planned without a transaction find such runs after all, the notify
- * follows the commit: later, never lost before the repair scan.)
+ * Routing is the engine's router (daemon/engine/router.ts), as for every
+ * committed run: a new run on a shard this daemon owns is offered to its
+ * engine after commit; one due within the window on another daemon's shard is
+ * announced with `pg_notify` inside the transaction, its horizon taken after
+ * the insert so that a scan racing the commit cannot miss it. (Should a batch
+ * planned without a transaction find such runs after all, the notify follows
+ * the commit: later, never lost before the repair scan.)
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
@@ -33,7 +33,8 @@ import type { DeliveryMode, RunStatus } from '../db/queries/columns.js';
 import { CLAIM_BATCH_KEY, INSERT_JOBS, INSERT_JOBS_DEDUPE, SELECT_BATCH_KEY, SELECT_DEDUPE_REFS, SELECT_JOB_REFS } from '../db/queries/jobs.js';
 import { failedPrecondition } from '../errors.js';
 import { shardOf } from '../shard-of.js';
-import { publishNearDue, type NearDueRun } from '../slow/notifications.js';
+import type { AfterCommit } from '../engine/router.js';
+import type { RunRef } from '../run-ref.js';
 import { batchJobIds } from './batch-key.js';
 import { packBytes, plainArray, sharedPlainArray, sharedTextArray, textArray } from './pg-arrays.js';
 import type { ScheduleInput, Scheduled, ScheduledBatch, SchedulingDeps } from './types.js';
@@ -48,7 +49,7 @@ export async function scheduleBatch(deps: SchedulingDeps, inputs: readonly Sched
   if (n === 0) return { scheduled: [], replayed: false };
   const namespace = inputs[0].namespace;
   if (batchId !== null && inputs.some((i) => i.namespace !== namespace)) throw new Error('scheduleBatch: a keyed batch must use one namespace');
-  const planHorizon = deps.wallNow() + deps.windowMs;
+  const planHorizon = deps.router.horizon();
   const ids = batchId === null ? randomIds(n) : batchJobIds(namespace, batchId, n);
   const shards = new Array<number>(n);
   let dedupe = false;
@@ -56,23 +57,21 @@ export async function scheduleBatch(deps: SchedulingDeps, inputs: readonly Sched
   for (let k = 0; k < n; k++) {
     shards[k] = shardOf(ids[k], deps.shardCount);
     if (inputs[k].dedupeKey !== null) dedupe = true;
-    if (!notify && inputs[k].dueAtMs <= planHorizon && !deps.ownsShard(shards[k])) notify = true;
+    if (!notify && deps.router.isRemoteNearDue(shards[k], inputs[k].dueAtMs, planHorizon)) notify = true;
   }
   const params = insertParams(ids, shards, inputs, dedupe);
 
-  const write = async (db: Queryable): Promise<ScheduledBatch> => {
+  const write = async (db: Queryable): Promise<ScheduledBatch & { afterCommit: AfterCommit | null }> => {
     if (batchId !== null && !(await claimBatchKey(db, namespace, batchId, n))) {
-      return { scheduled: await replay(db, inputs, ids, batchId), replayed: true };
+      return { scheduled: await replay(db, inputs, ids, batchId), replayed: true, afterCommit: null };
     }
     const scheduled = await insert(db, dedupe ? INSERT_DEDUPE : INSERT, params, ids, shards, inputs, batchId);
     if (dedupe) await answerDeduplicated(db, inputs, scheduled, (k) => `requests[${k}]: job vanished while deduplicating; retry`);
     const done = scheduled as Scheduled[];
-    const remote = newRuns(done, deps.wallNow() + deps.windowMs, (s) => !deps.ownsShard(s));
-    if (remote.length > 0) await publishNearDue(db, deps.schema, remote);
-    return { scheduled: done, replayed: false };
+    return { scheduled: done, replayed: false, afterCommit: await deps.router.inTransaction(db, newRuns(done)) };
   };
-  const out = batchId !== null || dedupe || notify ? await transaction(deps.db, write) : await write(deps.db);
-  if (!out.replayed) for (const run of newRuns(out.scheduled, Infinity, deps.ownsShard)) deps.offerLocal(run);
+  const { afterCommit, ...out } = batchId !== null || dedupe || notify ? await transaction(deps.db, write) : await write(deps.db);
+  afterCommit?.();
   return out;
 }
 
@@ -251,10 +250,10 @@ async function replay(db: Queryable, inputs: readonly ScheduleInput[], ids: read
 }
 
 /** New (not deduplicated) runs due by `horizon` on the shards `pick` selects. */
-function newRuns(scheduled: readonly Scheduled[], horizon: number, pick: (shard: number) => boolean): NearDueRun[] {
-  const out: NearDueRun[] = [];
+function newRuns(scheduled: readonly Scheduled[]): RunRef[] {
+  const out: RunRef[] = [];
   for (const s of scheduled) {
-    if (s.deduplicated || s.run.due_at_ms > horizon || !pick(s.run.shard)) continue;
+    if (s.deduplicated) continue;
     out.push({ runId: s.run.id, shard: s.run.shard, dueAtMs: s.run.due_at_ms, priority: s.run.priority });
   }
   return out;

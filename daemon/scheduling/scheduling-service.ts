@@ -1,17 +1,18 @@
 /**
  * Scheduling: the writes and reads behind the Scheduler API, independent of
  * gRPC. Durable before acknowledged: every method resolves only after its
- * statement committed. A committed run due within the window reaches its
- * owner at once — directly when this daemon owns the shard, otherwise by
- * `pg_notify` in the inserting transaction (delivered on commit). The batch
- * write path is schedule-batch.ts.
+ * statement committed. Every committed run goes through the engine's router
+ * (daemon/engine/router.ts): to the local engine when this daemon owns the
+ * shard, otherwise by `pg_notify` in the committing transaction when it is
+ * due within the window. The batch write path is schedule-batch.ts.
  */
 import type { Queryable } from '../db/pool.js';
 import { query, transaction } from '../db/pool.js';
 import type { JobRow, RunRow, RunStatus } from '../db/queries/columns.js';
 import { CANCEL_JOB, LIST_RUNS, RESCHEDULE_JOB, SELECT_JOB, SELECT_RUN, SELECT_RUNS_OF_JOB } from '../db/queries/jobs.js';
 import { failedPrecondition, notFound } from '../errors.js';
-import { publishNearDue, type NearDueRun } from '../slow/notifications.js';
+import type { AfterCommit } from '../engine/router.js';
+import { runRefOf } from '../run-ref.js';
 import { scheduleBatch } from './schedule-batch.js';
 import type { ScheduleInput, Scheduled, ScheduledBatch, SchedulingDeps } from './types.js';
 
@@ -70,10 +71,11 @@ export class SchedulingService {
 
   /** Moves a job's scheduled run to a new due time; the owner is told like on schedule. */
   async rescheduleJob(jobId: string, dueAtMs: number): Promise<RunRow> {
+    let afterCommit: AfterCommit | undefined;
     const run = await transaction(this.deps.db, async (c: Queryable) => {
       const { rows } = await query<RunRow>(c, RESCHEDULE_JOB, [jobId, dueAtMs]);
       const r = rows[0];
-      if (r && !this.deps.ownsShard(r.shard)) await publishNearDue(c, this.deps.schema, [toNearDue(r)]);
+      if (r) afterCommit = await this.deps.router.inTransaction(c, [runRefOf(r)]);
       return r;
     });
     if (!run) {
@@ -81,11 +83,8 @@ export class SchedulingService {
       const last = runs.at(-1);
       throw failedPrecondition(`job ${jobId} has no scheduled run to move (job is ${job.status}, last run is ${last?.status ?? 'missing'})`);
     }
-    if (this.deps.ownsShard(run.shard)) this.deps.offerLocal(toNearDue(run));
+    afterCommit?.();
     return run;
   }
 }
 
-function toNearDue(r: { id: number; shard: number; priority: number; due_at_ms: number }): NearDueRun {
-  return { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority };
-}

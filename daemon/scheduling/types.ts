@@ -1,7 +1,7 @@
 /** Inputs and results of scheduling, shared by the service, the batch write path and the gRPC layer. */
 import type { Db } from '../db/pool.js';
 import type { DeliveryMode, RunStatus } from '../db/queries/columns.js';
-import type { NearDueRun } from '../slow/notifications.js';
+import type { RunRouter } from '../engine/router.js';
 
 /** One validated schedule request (grpc/validate.ts makes these). */
 export interface ScheduleInput {
@@ -38,10 +38,6 @@ export interface SchedulingDeps {
   db: Db;
   schema: string;
   shardCount: number;
-  windowMs: number;
-  wallNow: () => number;
-  /** True when this daemon owns the shard (its loader takes runs directly). */
-  ownsShard: (shard: number) => boolean;
-  /** Hands a committed run to this daemon's loader. */
-  offerLocal: (run: NearDueRun) => void;
+  /** Where every committed run goes: the local engine, or a notify to its shard's owner. */
+  router: RunRouter;
 }

@@ -1,11 +1,12 @@
 /**
- * The firing half of a daemon, composed in-process from the real modules for
- * integration tests: FastLane (system clock) → Claimer (fenced claim) →
- * a recording `deliver`, fed by the WindowLoader, owning shards through a
- * ShardLeaseManager over a real Postgres or Redis lease backend, with a
- * SchedulingService that offers its own shards' runs to the loader.
- * No gRPC, no worker streams, no listener, no reaper: tests drive those
- * pieces themselves when they need them.
+ * The firing half of a daemon, composed in-process for integration tests from
+ * the very component production runs: a FireEngine (loader → heap → claim →
+ * release gate → delivery hub → answers, with production's claim-ahead
+ * default), owning shards through a ShardLeaseManager over a real Postgres or
+ * Redis lease backend, with a SchedulingService that routes its own shards'
+ * runs to the engine. In place of gRPC worker streams, one in-process sink on
+ * the hub records every run handed out (all queues, unlimited credit).
+ * No listener: tests drive notifications themselves when they need them.
  *
  * Also: small SQL helpers that put rows straight into Postgres (bypassing
  * every offer and notification), and a polling `waitFor`.
@@ -21,10 +22,14 @@ import { CLAIM_RUNS } from '../../daemon/db/queries/dispatch.js';
 import type { DeliveryMode, FiredRunRow } from '../../daemon/db/queries/columns.js';
 import { silentLogger } from '../../daemon/log.js';
 import { Metrics } from '../../daemon/metrics.js';
-import { FastLane } from '../../daemon/fast/fast-lane.js';
+import type { FastLane } from '../../daemon/fast/fast-lane.js';
 import { systemClock } from '../../daemon/fast/clock.js';
-import { WindowLoader } from '../../daemon/slow/loader.js';
-import { Claimer, type ShardFences } from '../../daemon/dispatch/claimer.js';
+import type { WindowLoader } from '../../daemon/slow/loader.js';
+import type { Claimer } from '../../daemon/dispatch/claimer.js';
+import type { ShardFences } from '../../daemon/coord/fence.js';
+import { ALL_QUEUES } from '../../daemon/dispatch/delivery-hub.js';
+import { FireEngine } from '../../daemon/engine/fire-engine.js';
+import { DEFAULT_CLAIM_AHEAD_MS } from '../../daemon/config.js';
 import { SchedulingService, type ScheduleInput } from '../../daemon/scheduling/scheduling-service.js';
 import type { LeaseBackend } from '../../daemon/coord/lease.js';
 import { PostgresLeaseBackend } from '../../daemon/coord/pg-lease.js';
@@ -34,7 +39,7 @@ import { track, untrack } from './tracked.js';
 
 export interface Delivery {
   run: FiredRunRow;
-  /** Local wall clock when `deliver` was called. */
+  /** Local wall clock when the hub handed the run out. */
   atWallMs: number;
 }
 
@@ -50,6 +55,8 @@ export interface PartsOptions {
   maxInWindow?: number;
   loadIntervalMs?: number;
   repairIntervalMs?: number;
+  /** @defaultValue production's default (DEFAULT_CLAIM_AHEAD_MS) */
+  claimAheadMs?: number;
 }
 
 export interface LostEvent {
@@ -60,6 +67,7 @@ export interface LostEvent {
 /** A daemon's firing path, in-process. Call `own()` to take shards, `stop()` at the end. */
 export class DaemonParts {
   readonly metrics = new Metrics();
+  readonly engine: FireEngine;
   readonly fastLane: FastLane;
   readonly loader: WindowLoader;
   readonly claimer: Claimer;
@@ -73,49 +81,54 @@ export class DaemonParts {
   constructor(readonly opts: PartsOptions) {
     const memberId = opts.memberId ?? `member-${randomUUID().slice(0, 8)}`;
     const windowMs = opts.windowMs ?? 5_000;
-    this.fastLane = new FastLane({ clock: systemClock, onFire: (entries, firedAt) => this.claimer.fire(entries, firedAt) });
-    this.loader = new WindowLoader(opts.db, this.fastLane, systemClock, silentLogger, {
-      windowMs,
-      maxInWindow: opts.maxInWindow ?? 1_000_000,
-      loadIntervalMs: opts.loadIntervalMs ?? 200,
-      repairIntervalMs: opts.repairIntervalMs ?? 600_000,
-    });
     this.backend = opts.redis
       ? new RedisLeaseBackend({ redis: opts.redis.client, leaseDb: opts.db, prefix: opts.redis.prefix, memberId, log: silentLogger })
       : new PostgresLeaseBackend({ leaseDb: opts.db, memberId, log: silentLogger });
+    const late: { engine?: FireEngine } = {};
     this.leases = new ShardLeaseManager(
       this.backend,
       { ttlMs: opts.leaseTtlMs ?? 3_000, log: silentLogger },
       {
-        onAcquired: (lease) => this.loader.addShard(lease.shard),
+        onAcquired: (lease) => late.engine?.addShard(lease.shard, opts.leaseTtlMs ?? 3_000),
         onLost: (shard, reason) => {
           this.lost.push({ shard, reason });
-          this.loader.removeShard(shard);
+          late.engine?.removeShard(shard);
         },
       },
     );
-    this.claimer = new Claimer({
-      db: opts.db,
-      readDb: opts.db,
+    const engine = (late.engine = this.engine = new FireEngine({
+      pools: { claim: opts.db, answer: opts.db, window: opts.db },
       fences: this.leases,
-      deliver: (run) => this.deliveries.push({ run, atWallMs: Date.now() }),
-      reoffer: (run) => this.loader.offer(run),
+      clock: systemClock,
       metrics: this.metrics,
       log: silentLogger,
-      wallNow: () => systemClock.wallNow(),
+      schema: opts.schema ?? 'timelane',
+      windowMs,
+      maxInWindow: opts.maxInWindow ?? 1_000_000,
+      loadIntervalMs: opts.loadIntervalMs ?? 200,
+      repairIntervalMs: opts.repairIntervalMs ?? 600_000,
+      reapIntervalMs: 600_000,
+      claimAheadMs: opts.claimAheadMs ?? DEFAULT_CLAIM_AHEAD_MS,
+      listen: null,
+    }));
+    this.fastLane = engine.lane;
+    this.loader = engine.loader;
+    this.claimer = engine.claimer;
+    engine.hub.register({
+      id: 0,
+      workerId: 'recorder',
+      queues: new Set([ALL_QUEUES]),
+      credit: Number.POSITIVE_INFINITY,
+      send: (run, sentAtMs) => this.deliveries.push({ run, atWallMs: sentAtMs }),
     });
     this.scheduling = new SchedulingService({
       db: opts.db,
       schema: opts.schema ?? 'timelane',
       shardCount: opts.shardCount,
-      windowMs,
-      wallNow: () => systemClock.wallNow(),
-      ownsShard: (s) => this.leases.isOwned(s),
-      offerLocal: (run) => this.loader.offer(run),
+      router: engine.router,
     });
     track(this, `daemon parts ${memberId}`);
-    this.fastLane.start();
-    this.loader.start();
+    engine.start();
   }
 
   /** Takes the shards and resolves once each is held and loaded once. */
@@ -139,9 +152,9 @@ export class DaemonParts {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.fastLane.stop();
+    await this.engine.drain();
     await this.leases.stop();
-    await this.loader.stop();
+    await this.engine.stop();
     await waitFor(() => this.claimer.claimsInFlight === 0, 5_000, 'claims in flight to finish');
     await this.backend.close();
     untrack(this);
@@ -246,6 +259,7 @@ export interface RunState {
   deliveries: number;
   due_at_ms: number;
   fired_at_ms: number | null;
+  claimed_at_ms: number | null;
   lag_ms: number | null;
   lease_expires_at_ms: number | null;
 }
@@ -253,7 +267,7 @@ export interface RunState {
 export async function runStates(db: Db, ids: readonly number[]): Promise<Map<number, RunState>> {
   const { rows } = await db.query<RunState>(
     `SELECT id, status, fence, deliveries, (extract(epoch FROM due_at) * 1000)::int8 AS due_at_ms,
-       (extract(epoch FROM fired_at) * 1000)::int8 AS fired_at_ms, lag_ms,
+       (extract(epoch FROM fired_at) * 1000)::int8 AS fired_at_ms, (extract(epoch FROM claimed_at) * 1000)::int8 AS claimed_at_ms, lag_ms,
        (extract(epoch FROM lease_expires_at) * 1000)::int8 AS lease_expires_at_ms
      FROM runs WHERE id = ANY($1::int8[])`,
     [[...ids]],
@@ -265,6 +279,9 @@ export async function runStates(db: Db, ids: readonly number[]): Promise<Map<num
 export class FixedFences implements ShardFences {
   readonly drops: LostEvent[] = [];
   constructor(readonly fences: Map<number, number>) {}
+  owned(): { shard: number; fence: number }[] {
+    return [...this.fences].map(([shard, fence]) => ({ shard, fence }));
+  }
   fenceOf(shard: number): number | undefined {
     return this.fences.get(shard);
   }

@@ -13,7 +13,9 @@ import { clientConfig } from '../../daemon/db/pool.js';
 import type { DeliveryMode } from '../../daemon/db/queries/columns.js';
 import { TimelaneError } from '../../daemon/errors.js';
 import { SchedulingService } from '../../daemon/scheduling/scheduling-service.js';
-import { channelFor, decodeNearDue, type NearDueRun } from '../../daemon/slow/notifications.js';
+import { channelFor, decodeNearDue } from '../../daemon/slow/notifications.js';
+import type { RunRef } from '../../daemon/run-ref.js';
+import { RunRouter } from '../../daemon/engine/router.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { track, untrack } from '../helpers/tracked.js';
 import { claimDirect, runStates, scheduleInput, waitFor } from '../helpers/daemon-parts.js';
@@ -24,8 +26,8 @@ const SCHEMA = 'timelane';
 
 let db: TestDatabase;
 let listener: pg.Client;
-const notified: NearDueRun[] = [];
-let offered: NearDueRun[] = [];
+const notified: RunRef[] = [];
+let offered: RunRef[] = [];
 let owned: (shard: number) => boolean = () => false;
 
 let svc: SchedulingService;
@@ -42,10 +44,7 @@ beforeAll(async () => {
     db: db.pool,
     schema: SCHEMA,
     shardCount: SHARDS,
-    windowMs: WINDOW,
-    wallNow: () => Date.now(),
-    ownsShard: (s) => owned(s),
-    offerLocal: (run) => offered.push(run),
+    router: new RunRouter({ schema: SCHEMA, windowMs: WINDOW, wallNow: () => Date.now(), owns: (s) => owned(s), offerLocal: (run) => offered.push(run) }),
   });
 });
 
@@ -262,13 +261,13 @@ describe('reaching the owner of a near-due run', () => {
     ]);
     const near = res.slice(0, 40).map((r) => r.run);
     const far = res.slice(40).map((r) => r.run);
-    const asNearDue = (r: { id: number; shard: number; due_at_ms: number; priority: number }): NearDueRun => ({
+    const asNearDue = (r: { id: number; shard: number; due_at_ms: number; priority: number }): RunRef => ({
       runId: r.id,
       shard: r.shard,
       dueAtMs: r.due_at_ms,
       priority: r.priority,
     });
-    const byId = (a: NearDueRun, b: NearDueRun) => a.runId - b.runId;
+    const byId = (a: RunRef, b: RunRef) => a.runId - b.runId;
     const remoteNear = near.filter((r) => r.shard % 2 === 1).map(asNearDue).sort(byId);
     const localAll = [...near, ...far].filter((r) => r.shard % 2 === 0).map(asNearDue).sort(byId);
     expect(remoteNear.length).toBeGreaterThan(0);

@@ -1,0 +1,233 @@
+/**
+ * The fire engine: the whole firing path for the shards this daemon owns,
+ * as one component, read top to bottom:
+ *
+ *   loader ──offer──▶ heap/timer ──due──▶ claim ──claimed──▶ release gate
+ *   (slow/loader)     (fast/fast-lane)    (dispatch/claimer)  (dispatch/release-gate)
+ *        ──at due──▶ delivery hub ──RunBatch──▶ worker streams ──answers──▶ Answers
+ *                    (dispatch/delivery-hub)                   (dispatch/answers)
+ *
+ * plus the redelivery reaper (expired leases back to the hub), the hand-off
+ * recorder (fired_at of unanswered deliveries), the near-due listener (runs
+ * committed by other daemons), and the router every committed run goes
+ * through. The daemon wires it to leases and gRPC and runs its life cycle;
+ * integration tests build this very component.
+ *
+ * States: constructed → running (start) → draining (stop: no new fires;
+ * claims in flight finish and claimed runs are released to workers, since
+ * they are `fired` in Postgres) → stopped.
+ *
+ * Owns its pools' use, not the pools: claims, answers and window work each get
+ * connections no API query can take (DESIGN: work that proves ownership never
+ * waits behind work that serves clients).
+ */
+import type pg from 'pg';
+import type { Db } from '../db/pool.js';
+import type { Clock } from '../fast/clock.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import { FastLane } from '../fast/fast-lane.js';
+import { WindowLoader } from '../slow/loader.js';
+import { NearDueListener } from '../slow/notifications.js';
+import { Claimer } from '../dispatch/claimer.js';
+import { ReleaseGate } from '../dispatch/release-gate.js';
+import { DeliveryHub } from '../dispatch/delivery-hub.js';
+import { Answers } from '../dispatch/answers.js';
+import { RedeliveryReaper } from '../dispatch/redelivery.js';
+import { TimelaneError } from '../errors.js';
+import type { ShardFences } from '../coord/fence.js';
+import type { RunRef } from '../run-ref.js';
+import { RunRouter } from './router.js';
+
+export interface EnginePools {
+  /** Claims only (MAX_CLAIMS_IN_FLIGHT + 1 connections). */
+  claim: Db;
+  /** Worker answers and hand-off records. */
+  answer: Db;
+  /** Window loads, repairs, redeliveries, miss checks. */
+  window: Db;
+}
+
+export interface FireEngineOptions {
+  pools: EnginePools;
+  /** The lease manager's view of our fences. */
+  fences: ShardFences;
+  clock: Clock;
+  metrics: Metrics;
+  log: Logger;
+  schema: string;
+  /** Runs due within this many ms are kept in memory. */
+  windowMs: number;
+  maxInWindow: number;
+  loadIntervalMs: number;
+  repairIntervalMs: number;
+  reapIntervalMs: number;
+  /** Claim this long before due; released to workers exactly at due. 0: claim at due. */
+  claimAheadMs: number;
+  /** The dedicated LISTEN connection's config; null: no listener (single daemon, or tests). */
+  listen: pg.ClientConfig | null;
+}
+
+/** Unanswered deliveries get their hand-off time written after this long. */
+const RECORD_HAND_OFF_AFTER_MS = 1_000;
+
+export class FireEngine {
+  readonly lane: FastLane;
+  readonly loader: WindowLoader;
+  readonly claimer: Claimer;
+  readonly gate: ReleaseGate;
+  readonly hub: DeliveryHub;
+  readonly answers: Answers;
+  readonly router: RunRouter;
+  private readonly reaper: RedeliveryReaper;
+  private readonly listener: NearDueListener | null;
+  private handOffTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly opts: FireEngineOptions) {
+    const { clock, metrics, log, pools, fences } = opts;
+    this.router = new RunRouter({
+      schema: opts.schema,
+      windowMs: opts.windowMs,
+      wallNow: () => clock.wallNow(),
+      owns: (shard) => fences.fenceOf(shard) !== undefined,
+      offerLocal: (run) => this.loader.offer(run),
+    });
+
+    // 1. The heap and its timer: runs leave it claimAheadMs before due, in buckets.
+    this.lane = new FastLane({
+      clock,
+      leadMs: opts.claimAheadMs / 2,
+      gatherMs: opts.claimAheadMs / 2,
+      // With a lead, precision is the release gate's job: this lane need not spin.
+      earlyMs: opts.claimAheadMs > 0 ? 0 : undefined,
+      onFire: (entries, firedAt) => this.claimer.fire(entries, firedAt),
+      onClockStep: (delta) => {
+        metrics.clockSteps.inc();
+        log.warn({ deltaMs: delta }, 'wall clock stepped; heap re-based');
+      },
+    });
+    // 2. The loader fills the heap from Postgres.
+    this.loader = new WindowLoader(pools.window, this.lane, clock, log, {
+      windowMs: opts.windowMs,
+      maxInWindow: opts.maxInWindow,
+      loadIntervalMs: opts.loadIntervalMs,
+      repairIntervalMs: opts.repairIntervalMs,
+    });
+    // 3. The fenced claim; what it returns goes to 4.
+    this.claimer = new Claimer({
+      db: pools.claim,
+      readDb: pools.window,
+      fences,
+      deliver: (run) => this.gate.admit(run),
+      reoffer: (run) => this.loader.offer(run),
+      metrics,
+      log,
+      wallNow: () => clock.wallNow(),
+      claimAheadMs: opts.claimAheadMs,
+    });
+    // 4. The release gate holds claimed runs until they are due, then 5.
+    this.gate = new ReleaseGate(
+      clock,
+      (run) => {
+        metrics.fireLag.observe(Math.max(0, clock.wallNow() - run.due_at_ms));
+        this.hub.deliver(run);
+      },
+      (err, run) => log.error({ err, runId: run.id }, 'could not deliver a released run'),
+    );
+    // 5. The hub hands runs to worker streams within their credit.
+    // A run that waited for credit gets its lease restarted as it is handed out.
+    this.hub = new DeliveryHub(
+      undefined,
+      (run) =>
+        this.answers.heartbeat({ runId: run.id, shard: run.shard, fence: run.fence, deliveries: run.deliveries, sentAtMs: null }, null, null).catch((err: unknown) => {
+          if (err instanceof TimelaneError && err.kind === 'failed_precondition') return null; // superseded meanwhile
+          throw err;
+        }),
+      () => clock.wallNow(),
+    );
+    // 6. Answers (and retries, routed inside their transaction).
+    this.answers = new Answers(pools.answer, this.router);
+    this.reaper = new RedeliveryReaper(pools.window, fences, (run) => this.hub.deliver(run), metrics, log, opts.reapIntervalMs);
+    this.listener = opts.listen
+      ? new NearDueListener({
+          clientConfig: opts.listen,
+          schema: opts.schema,
+          log,
+          onRuns: (runs) => runs.forEach((r) => this.loader.offer(r)),
+          onReconnect: () => this.loader.requestRepair(),
+        })
+      : null;
+  }
+
+  start(): void {
+    this.gate.start();
+    this.lane.start();
+    this.loader.start();
+    this.listener?.start();
+    this.reaper.start();
+    this.handOffTimer = setInterval(() => {
+      this.recordHandOffs().catch((err: unknown) => {
+        // Best effort: the answer (or the next hand-off) records it otherwise.
+        this.opts.log.warn({ err: String(err) }, 'could not record hand-off times');
+      });
+    }, RECORD_HAND_OFF_AFTER_MS / 2);
+  }
+
+  /** Stop firing; let what was already claimed reach the workers (those runs are `fired` in Postgres). */
+  async drain(): Promise<void> {
+    this.lane.stop();
+    await this.claimer.drain(2_000);
+    await this.gate.drain(this.opts.claimAheadMs + 100);
+  }
+
+  /** After drain() and after the shards were released. */
+  async stop(): Promise<void> {
+    this.lane.stop();
+    this.gate.stop();
+    if (this.handOffTimer) clearInterval(this.handOffTimer);
+    await this.loader.stop();
+    await this.reaper.stop();
+    await this.listener?.stop();
+  }
+
+  /** A shard was acquired: load it, and re-scan once a lease TTL has passed (a late commit from the old owner's era). */
+  addShard(shard: number, repairAfterMs: number): void {
+    this.loader.addShard(shard);
+    this.loader.requestRepairAfter(repairAfterMs);
+  }
+
+  /**
+   * A shard was lost or released: forget its window. Runs already claimed
+   * under our fence (in the gate, or parked for credit) are still delivered:
+   * the new owner sees them as fired and will not fire them again.
+   */
+  removeShard(shard: number): void {
+    this.loader.removeShard(shard);
+  }
+
+  /** The router's local door (also for runs learnt of by notification). */
+  offer(run: RunRef): void {
+    this.loader.offer(run);
+  }
+
+  /** A run was cancelled: drop it from memory if it is here. */
+  forget(runId: number): void {
+    this.lane.cancel(runId);
+  }
+
+  /** A worker stream closed and its deliveries were expired: redeliver them now. */
+  redeliverNow(): void {
+    this.reaper.kick();
+  }
+
+  /**
+   * Write the hand-off time of deliveries unanswered for `olderThanMs`: a run
+   * whose worker takes long still shows when it was handed over.
+   */
+  async recordHandOffs(olderThanMs = RECORD_HAND_OFF_AFTER_MS): Promise<void> {
+    const due = this.hub.takeUnrecorded(this.opts.clock.wallNow() - olderThanMs + 1);
+    if (due.length === 0) return;
+    await this.answers.recordHandOffs(due);
+  }
+
+}
