@@ -170,6 +170,7 @@ export function runInfo(run: Run__Output | null | undefined): RunInfo {
     status: RUN_STATUS[run.status] ?? 'unspecified',
     dueAtMs: int64(run.dueAtMs),
     firedAtMs: int64(run.firedAtMs),
+    claimedAtMs: int64(run.claimedAtMs),
     lagMs: Number(run.lagMs),
     fence: int64(run.fence),
     deliveries: run.deliveries,
@@ -227,6 +228,8 @@ export function deliveredRunInfo(run: DeliveredRun__Output, receivedAtMs: number
     payload: run.payload,
     dueAtMs,
     firedAtMs: int64(run.firedAtMs),
+    claimedAtMs: int64(run.claimedAtMs),
+    shard: run.shard,
     fence: int64(run.fence),
     delivery: run.delivery,
     idempotencyKey: run.idempotencyKey,
@@ -234,7 +237,7 @@ export function deliveredRunInfo(run: DeliveredRun__Output, receivedAtMs: number
     mode: deliveryName(run.mode),
     receivedAtMs,
     lagMs: receivedAtMs - dueAtMs,
-    ref: { runId: run.runId, fence: run.fence === '' ? '0' : run.fence, delivery: run.delivery },
+    ref: { runId: run.runId, fence: run.fence === '' ? '0' : run.fence, delivery: run.delivery, shard: run.shard },
   };
 }
 

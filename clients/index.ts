@@ -9,7 +9,7 @@ export {
   type WorkerContext,
   type WorkerStats,
 } from './worker.js';
-export { openWorkStream, WorkStream, type SubscribeOptions, type StreamEnd, type WorkStreamOptions } from './work-stream.js';
+export { openWorkStream, WorkStream, type SubscribeOptions, type StreamEnd, type WorkStreamOptions, type SubscribedInfo } from './work-stream.js';
 export { parseDuration, parseInstant, formatDuration } from './duration.js';
 export { loadTimelaneProto, timelaneV1, type LoadedTimelaneProto, type TimelaneV1 } from './proto.js';
 export type * from './types.js';

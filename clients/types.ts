@@ -83,8 +83,10 @@ export interface RunInfo {
   attempt: number;
   status: RunStatusName;
   dueAtMs: number;
-  /** 0 until fired. */
+  /** When the run was handed to a worker stream; 0 until that is recorded (with the answer, or within a second). */
   firedAtMs: number;
+  /** When the current delivery was claimed (the fenced UPDATE), 0 until fired. */
+  claimedAtMs: number;
   /** firedAt - dueAt as measured by the firing daemon. */
   lagMs: number;
   /** Fencing token the run was last claimed under (0 until fired). */
@@ -232,6 +234,8 @@ export interface DeliveryRefInfo {
   /** Kept as the wire's decimal string so it is echoed exactly. */
   fence: string;
   delivery: number;
+  /** The run's shard (lets the daemon name it in every answer statement). */
+  shard?: number;
 }
 
 /** A run handed to a worker. */
@@ -242,7 +246,11 @@ export interface DeliveredRunInfo {
   attempt: number;
   payload: Buffer;
   dueAtMs: number;
+  /** When the daemon handed the run to this stream (never before dueAtMs). */
   firedAtMs: number;
+  /** When the daemon claimed it (a few ms before due with claim-ahead). */
+  claimedAtMs: number;
+  shard: number;
   /** Fencing token the run was claimed under. */
   fence: number;
   /** Which hand-out this is (1 for the first). */

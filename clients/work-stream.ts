@@ -41,6 +41,14 @@ export interface StreamEnd {
   error?: grpc.ServiceError;
 }
 
+/** The daemon's answer to Subscribe. */
+export interface SubscribedInfo {
+  /** The daemon (member id) that holds this stream. */
+  memberId: string;
+  queues: string[];
+  maxInFlight: number;
+}
+
 type RunListener = (run: DeliveredRunInfo) => void;
 type AckListener = (ack: AckInfo) => void;
 
@@ -77,6 +85,7 @@ export class WorkStream {
   private readonly ackListeners: AckListener[] = [];
   private readonly runs = new Pull<DeliveredRunInfo>();
   private readonly acks = new Pull<AckInfo>();
+  private readonly subscribedInfo = new Pull<SubscribedInfo>();
   private halfClosed = false;
   private ended: StreamEnd | undefined;
 
@@ -97,6 +106,7 @@ export class WorkStream {
       const reason = error ?? new Error(`timelane: Work stream ended: ${status.details || 'OK'}`);
       this.runs.fail(reason);
       this.acks.fail(reason);
+      this.subscribedInfo.fail(reason);
       resolveFinished(end);
     });
     this.send({
@@ -122,6 +132,11 @@ export class WorkStream {
 
   complete(ref: DeliveryRefInfo): boolean {
     return this.send({ complete: { ref } });
+  }
+
+  /** Completes several deliveries in one message; the daemon answers with one ack per ref. */
+  completeMany(refs: DeliveryRefInfo[]): boolean {
+    return this.send({ completes: { refs } });
   }
 
   fail(ref: DeliveryRefInfo, retryable: boolean, message = ''): boolean {
@@ -178,16 +193,31 @@ export class WorkStream {
     return this.finished;
   }
 
+  /** Resolves with the daemon's Subscribed answer (the stream is live); rejects if the call ends first. */
+  subscribed(timeoutMs = 10_000): Promise<SubscribedInfo> {
+    return this.subscribedInfo.next(timeoutMs, 'subscribed').then((s) => {
+      this.subscribedInfo.push(s); // keep it for later callers
+      return s;
+    });
+  }
+
   private dispatch(msg: WorkResponse__Output, receivedAtMs: number): void {
-    if (msg.run) {
-      const run = deliveredRunInfo(msg.run, receivedAtMs);
-      if (this.runListeners.length === 0) this.runs.push(run);
-      for (const l of this.runListeners) l(run);
-    } else if (msg.ack) {
-      const ack = ackInfo(msg.ack);
-      if (this.ackListeners.length === 0) this.acks.push(ack);
-      for (const l of this.ackListeners) l(ack);
-    }
+    if (msg.runs) for (const r of msg.runs.runs) this.emitRun(deliveredRunInfo(r, receivedAtMs));
+    else if (msg.run) this.emitRun(deliveredRunInfo(msg.run, receivedAtMs));
+    else if (msg.acks) for (const a of msg.acks.acks) this.emitAck(ackInfo(a));
+    else if (msg.ack) this.emitAck(ackInfo(msg.ack));
+    else if (msg.subscribed)
+      this.subscribedInfo.push({ memberId: msg.subscribed.memberId, queues: msg.subscribed.queues, maxInFlight: msg.subscribed.maxInFlight });
+  }
+
+  private emitRun(run: DeliveredRunInfo): void {
+    if (this.runListeners.length === 0) this.runs.push(run);
+    for (const l of this.runListeners) l(run);
+  }
+
+  private emitAck(ack: AckInfo): void {
+    if (this.ackListeners.length === 0) this.acks.push(ack);
+    for (const l of this.ackListeners) l(ack);
   }
 }
 

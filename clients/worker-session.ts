@@ -27,7 +27,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { WorkRequest } from '../proto/gen/timelane/v1/WorkRequest.js';
 import type { WorkerClient } from '../proto/gen/timelane/v1/Worker.js';
-import type { AckInfo, DeliveredRunInfo } from './types.js';
+import type { AckInfo, DeliveredRunInfo, DeliveryRefInfo } from './types.js';
 import { WorkStream, newWorkerClient, type StreamEnd } from './work-stream.js';
 
 export interface WorkerContext {
@@ -90,6 +90,8 @@ export class WorkerSession {
   private readonly active = new Set<Active>();
   private readonly backlog: DeliveredRunInfo[] = [];
   private readonly outbox: WorkRequest[] = [];
+  /** Completes of this tick, sent together (see queueComplete). */
+  private readonly completes: DeliveryRefInfo[] = [];
   /** Run id → requests other sessions sent on our stream whose rejection is still unseen, and when the last was sent. */
   private readonly forwarded = new Map<string, { count: number; atMs: number }>();
   private idleWaiters: (() => void)[] = [];
@@ -109,11 +111,13 @@ export class WorkerSession {
   /** Sends another session's request on this session's open stream; false when it has none. */
   forwardHere(req: WorkRequest): boolean {
     if (!this.stream?.send(req)) return false;
-    const runId = (req.complete ?? req.fail ?? req.heartbeat)?.ref?.runId;
-    if (runId) {
-      const now = Date.now();
-      // OK acks are not matched up (they may answer our own request), so forget old entries.
-      for (const [id, f] of this.forwarded) if (now - f.atMs > FORWARD_MEMORY_MS) this.forwarded.delete(id);
+    const single = (req.complete ?? req.fail ?? req.heartbeat)?.ref?.runId;
+    const runIds = single ? [single] : (req.completes?.refs ?? []).map((r) => r.runId ?? '');
+    const now = Date.now();
+    // OK acks are not matched up (they may answer our own request), so forget old entries.
+    if (runIds.length > 0) for (const [id, f] of this.forwarded) if (now - f.atMs > FORWARD_MEMORY_MS) this.forwarded.delete(id);
+    for (const runId of runIds) {
+      if (!runId) continue;
       const f = this.forwarded.get(runId);
       this.forwarded.set(runId, { count: (f?.count ?? 0) + 1, atMs: now });
     }
@@ -196,7 +200,7 @@ export class WorkerSession {
       await this.opts.handler(run, { heartbeat, signal: entry.controller.signal });
       clearInterval(timer);
       this.opts.stats.completed++;
-      this.send({ complete: { ref: run.ref } }, true);
+      this.queueComplete(run.ref);
     } catch (err) {
       clearInterval(timer);
       this.opts.stats.failed++;
@@ -214,6 +218,19 @@ export class WorkerSession {
       return;
     }
     if (this.active.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /**
+   * Completes finished in the same tick leave in one CompleteBatch: a busy
+   * worker's answers cost one message per tick, not one per run.
+   */
+  private queueComplete(ref: DeliveryRefInfo): void {
+    if (this.completes.length === 0)
+      queueMicrotask(() => {
+        const refs = this.completes.splice(0);
+        this.send(refs.length === 1 ? { complete: { ref: refs[0] } } : { completes: { refs } }, true);
+      });
+    this.completes.push(ref);
   }
 
   /** Sends on the open stream, else on another session's; answers (not heartbeats) wait for the next stream otherwise. */

@@ -54,10 +54,12 @@ export function runToWire(r: RunRow): Run {
     finishedAtMs: i64(r.finished_at_ms),
     error: r.error ?? '',
     leaseExpiresAtMs: i64(r.lease_expires_at_ms),
+    claimedAtMs: i64(r.claimed_at_ms),
   };
 }
 
-export function deliveredToWire(r: FiredRunRow): DeliveredRun {
+/** A run as handed to a worker stream at `sentAtMs`: that moment is its fire time. */
+export function deliveredToWire(r: FiredRunRow, sentAtMs: number): DeliveredRun {
   return {
     runId: String(r.id),
     jobId: r.job_id,
@@ -65,12 +67,14 @@ export function deliveredToWire(r: FiredRunRow): DeliveredRun {
     attempt: r.attempt,
     payload: r.payload,
     dueAtMs: i64(r.due_at_ms),
-    firedAtMs: i64(r.fired_at_ms),
+    firedAtMs: String(Math.floor(sentAtMs)),
     fence: i64(r.fence),
     delivery: r.deliveries,
     idempotencyKey: r.idempotency_key,
     leaseExpiresAtMs: i64(r.lease_expires_at_ms),
     mode: DELIVERY[r.delivery],
+    shard: r.shard,
+    claimedAtMs: i64(r.claimed_at_ms),
   };
 }
 

@@ -3,6 +3,7 @@
  * message naming the field and the rule. Validation turns wire messages into
  * domain inputs; nothing unvalidated reaches the database.
  */
+import type { DeliveryRef } from '../run-ref.js';
 import { invalidArgument } from '../errors.js';
 import type { DeliveryMode, RunStatus } from '../db/queries/columns.js';
 import type { ScheduleInput } from '../scheduling/scheduling-service.js';
@@ -156,11 +157,7 @@ export function pageToken(field: string, v: string): number {
   return Number(v);
 }
 
-export interface DeliveryRefInput {
-  runId: number;
-  fence: number;
-  deliveries: number;
-}
+export type DeliveryRefInput = DeliveryRef;
 
 export function deliveryRef(field: string, ref: DeliveryRef__Output | null): DeliveryRefInput {
   if (!ref) throw invalidArgument(field, 'is required');
@@ -168,7 +165,10 @@ export function deliveryRef(field: string, ref: DeliveryRef__Output | null): Del
   const fence = int64(`${field}.fence`, ref.fence);
   if (fence < 1) throw invalidArgument(`${field}.fence`, 'must be the fence of the delivery (>= 1)');
   if (ref.delivery < 1) throw invalidArgument(`${field}.delivery`, 'must be the delivery number (>= 1)');
-  return { runId: id, fence, deliveries: ref.delivery };
+  // Absent (an older client): the daemon looks the shard up. A shard that
+  // does not match the run makes the answer match nothing: refused, not applied.
+  const shard = ref._shard === 'shard' && ref.shard !== undefined ? ref.shard : null;
+  return { runId: id, fence, deliveries: ref.delivery, shard };
 }
 
 export interface SubscribeInput {

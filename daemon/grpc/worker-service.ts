@@ -1,26 +1,34 @@
 /**
- * The Worker.Work stream. States: awaiting Subscribe → subscribed (receives
- * runs within its credit, answers Complete/Fail/Heartbeat, each acked with a
- * status code) → closed. Closing leaves unanswered deliveries to be expired,
- * so another worker gets them at once (at-least-once).
+ * The Worker.Work stream. States: awaiting Subscribe → subscribed (answered
+ * with Subscribed; receives runs within its credit, answers
+ * Complete/CompleteBatch/Fail/Heartbeat, each acked with a status code) →
+ * closed. Closing leaves unanswered deliveries to be expired, so another
+ * worker gets them at once (at-least-once).
+ *
+ * Per-run cost is what bounds a daemon, so the stream batches both ways:
+ * every run handed to this stream in one tick leaves in one RunBatch
+ * message, and a CompleteBatch is answered by one AckBatch.
  */
 import { status as Status, type ServerDuplexStream } from '@grpc/grpc-js';
 import type { WorkerHandlers } from '../../proto/gen/timelane/v1/Worker.js';
 import type { WorkRequest__Output } from '../../proto/gen/timelane/v1/WorkRequest.js';
 import type { WorkResponse } from '../../proto/gen/timelane/v1/WorkResponse.js';
+import type { DeliveredRun } from '../../proto/gen/timelane/v1/DeliveredRun.js';
 import type { Ack } from '../../proto/gen/timelane/v1/Ack.js';
 import type { ApiContext } from './context.js';
 import { toStatus } from './status.js';
 import { deliveredToWire } from './convert.js';
 import * as v from './validate.js';
 import type { DeliveryRefInput } from './validate.js';
-import { failRun, heartbeatRun } from '../dispatch/answers.js';
 import { invalidArgument } from '../errors.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
+import type { AnsweredDelivery } from '../dispatch/answers.js';
 
 let nextStreamId = 1;
 
 type Stream = ServerDuplexStream<WorkRequest__Output, WorkResponse>;
+
+const MAX_COMPLETES = 10_000;
 
 export function workerHandlers(ctx: ApiContext): WorkerHandlers {
   return { Work: (call: Stream) => serveStream(ctx, call) };
@@ -30,11 +38,18 @@ function serveStream(ctx: ApiContext, call: Stream): void {
   const id = nextStreamId++;
   let subscribed = false;
   let closed = false;
+  // Runs handed to this stream in the current tick; flushed as one RunBatch.
+  let outbox: DeliveredRun[] = [];
 
   const write = (msg: WorkResponse): void => {
     if (!closed) call.write(msg);
   };
   const ack = (a: Ack): void => write({ ack: a });
+  const flush = (): void => {
+    const runs = outbox;
+    outbox = [];
+    write({ runs: { runs } });
+  };
 
   const close = (): void => {
     if (closed) return;
@@ -42,7 +57,11 @@ function serveStream(ctx: ApiContext, call: Stream): void {
     if (!subscribed) return;
     const open = ctx.hub.unregister(id);
     ctx.metrics.workers.set(ctx.hub.streamCount);
-    if (open.length) ctx.expireDeliveries(open).catch((err: unknown) => ctx.log.warn({ err: String(err) }, 'could not expire deliveries of a closed stream'));
+    if (open.length)
+      ctx.answers.expire(open).then(
+        () => ctx.onStreamClosed(),
+        (err: unknown) => ctx.log.warn({ err: String(err) }, 'could not expire deliveries of a closed stream'),
+      );
   };
 
   const refuse = (err: unknown): void => {
@@ -58,17 +77,21 @@ function serveStream(ctx: ApiContext, call: Stream): void {
         if (req.msg !== 'subscribe' || !req.subscribe) throw invalidArgument('subscribe', 'must be the first message on the stream');
         const sub = v.subscribeInput(req.subscribe);
         subscribed = true;
+        write({ subscribed: { memberId: ctx.memberId, queues: sub.queues, maxInFlight: sub.maxInFlight } });
         ctx.hub.register({
           id,
           workerId: sub.workerId,
           queues: new Set(sub.queues),
           credit: sub.maxInFlight,
-          send: (run: FiredRunRow) => write({ run: deliveredToWire(run) }),
+          send: (run: FiredRunRow, sentAtMs: number) => {
+            if (outbox.length === 0) queueMicrotask(flush);
+            outbox.push(deliveredToWire(run, sentAtMs));
+          },
         });
         ctx.metrics.workers.set(ctx.hub.streamCount);
         return;
       }
-      answer(ctx, id, req, ack);
+      answer(ctx, id, req, ack, (acks) => write({ acks: { acks } }));
     } catch (err) {
       refuse(err);
     }
@@ -82,50 +105,55 @@ function serveStream(ctx: ApiContext, call: Stream): void {
   call.on('close', close);
 }
 
-/** Handles one Complete/Fail/Heartbeat; always answers with an Ack. */
-function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack: (a: Ack) => void): void {
+/**
+ * The delivery an answer refers to, with what this daemon knows of it: a
+ * settling answer frees the stream's credit as it arrives (the worker is done
+ * with the run whatever the write's outcome) and brings the hand-off time.
+ */
+function answered(ctx: ApiContext, streamId: number, ref: DeliveryRefInput, settles: boolean): AnsweredDelivery {
+  const held = settles ? ctx.hub.settle(streamId, ref.runId, ref) : ctx.hub.peek(streamId, ref.runId, ref);
+  return { ...ref, shard: ref.shard ?? held?.shard ?? null, sentAtMs: held?.sentAtMs ?? null };
+}
+
+/** Handles one answer message; always answers with an Ack (or an AckBatch for a CompleteBatch). */
+function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack: (a: Ack) => void, acks: (a: Ack[]) => void): void {
   let runIdText = '';
-  // A Complete/Fail frees the stream's credit as it arrives: the worker is done
-  // with the run whatever the write's outcome, and credit must not wait on it.
-  const done = (p: Promise<Partial<Ack>>, settles: boolean, ref: DeliveryRefInput): void => {
-    if (settles) ctx.hub.settle(streamId, ref.runId, ref);
+  const done = (p: Promise<Partial<Ack>>): void => {
     p.then(
       (extra) => ack({ runId: runIdText, code: Status.OK, message: '', ...extra }),
-      (err: unknown) => {
-        const s = toStatus(err, ctx.log);
-        if (s.code === Status.FAILED_PRECONDITION || s.code === Status.NOT_FOUND) ctx.metrics.rejectedAnswers.inc();
-        ack({ runId: runIdText, code: s.code, message: s.details });
-      },
+      (err: unknown) => ack(errorAck(ctx, runIdText, err)),
     );
   };
   try {
     switch (req.msg) {
+      case 'completes': {
+        const refs = req.completes?.refs ?? [];
+        if (refs.length === 0 || refs.length > MAX_COMPLETES) throw invalidArgument('completes.refs', `must hold 1..${MAX_COMPLETES} refs (got ${refs.length})`);
+        completeBatch(ctx, streamId, refs, acks);
+        return;
+      }
       case 'complete': {
         runIdText = req.complete?.ref?.runId ?? '';
-        const ref = v.deliveryRef('complete.ref', req.complete?.ref ?? null);
+        const d = answered(ctx, streamId, v.deliveryRef('complete.ref', req.complete?.ref ?? null), true);
         done(
-          ctx.completions.complete(ref).then(() => {
+          ctx.answers.complete([d]).then(([err]) => {
+            if (err) throw err;
             ctx.metrics.completed.inc();
             return {};
           }),
-          true,
-          ref,
         );
         return;
       }
       case 'fail': {
         const f = req.fail;
         runIdText = f?.ref?.runId ?? '';
-        const ref = v.deliveryRef('fail.ref', f?.ref ?? null);
+        const d = answered(ctx, streamId, v.deliveryRef('fail.ref', f?.ref ?? null), true);
         const message = (f?.message ?? '').slice(0, 4096);
         done(
-          failRun(ctx.answerDb, ref, f?.retryable ?? false, message).then(async (out) => {
+          ctx.answers.fail(d, f?.retryable ?? false, message).then((out) => {
             ctx.metrics.failed.inc({ outcome: out.status === 'failed' ? 'retry' : 'dead' });
-            if (out.retry) await ctx.routeRun(out.retry);
             return { retryRunId: out.retry ? String(out.retry.runId) : '' };
           }),
-          true,
-          ref,
         );
         return;
       }
@@ -137,18 +165,54 @@ function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack
         if (!(progress >= 0 && progress <= 1)) throw invalidArgument('heartbeat.progress', 'must be between 0 and 1');
         const checkpoint = h?.checkpoint && h.checkpoint.length > 0 ? h.checkpoint : null;
         if (checkpoint && checkpoint.length > 65_536) throw invalidArgument('heartbeat.checkpoint', 'must be at most 64 KiB');
-        done(
-          heartbeatRun(ctx.answerDb, ref, progress, checkpoint).then(() => ({})),
-          false,
-          ref,
-        );
+        done(ctx.answers.heartbeat(answered(ctx, streamId, ref, false), progress, checkpoint).then(() => ({})));
         return;
       }
       default:
-        throw invalidArgument('msg', req.msg === 'subscribe' ? 'subscribe may only be sent once' : 'one of complete, fail or heartbeat is required');
+        throw invalidArgument('msg', req.msg === 'subscribe' ? 'subscribe may only be sent once' : 'one of complete, completes, fail or heartbeat is required');
     }
   } catch (err) {
-    const s = toStatus(err, ctx.log);
-    ack({ runId: runIdText, code: s.code, message: s.details });
+    ack(errorAck(ctx, runIdText, err));
   }
+}
+
+/** A CompleteBatch: each ref validated and judged on its own; one AckBatch back, in ref order. */
+function completeBatch(ctx: ApiContext, streamId: number, refs: NonNullable<WorkRequest__Output['completes']>['refs'], acks: (a: Ack[]) => void): void {
+  const out: Ack[] = new Array<Ack>(refs.length);
+  const valid: AnsweredDelivery[] = [];
+  const at: number[] = [];
+  refs.forEach((raw, i) => {
+    try {
+      valid.push(answered(ctx, streamId, v.deliveryRef(`completes.refs[${i}]`, raw), true));
+      at.push(i);
+    } catch (err) {
+      out[i] = errorAck(ctx, raw.runId, err);
+    }
+  });
+  const written = valid.length > 0 ? ctx.answers.complete(valid) : Promise.resolve([]);
+  written.then(
+    (errs) => {
+      let ok = 0;
+      errs.forEach((err, k) => {
+        const i = at[k];
+        if (err) out[i] = errorAck(ctx, refs[i].runId, err);
+        else {
+          out[i] = { runId: refs[i].runId, code: Status.OK, message: '' };
+          ok++;
+        }
+      });
+      ctx.metrics.completed.inc(ok);
+      acks(out);
+    },
+    (err: unknown) => {
+      for (const i of at) out[i] = errorAck(ctx, refs[i].runId, err);
+      acks(out);
+    },
+  );
+}
+
+function errorAck(ctx: ApiContext, runId: string, err: unknown): Ack {
+  const s = toStatus(err, ctx.log);
+  if (s.code === Status.FAILED_PRECONDITION || s.code === Status.NOT_FOUND) ctx.metrics.rejectedAnswers.inc();
+  return { runId, code: s.code, message: s.details };
 }
