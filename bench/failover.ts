@@ -316,6 +316,7 @@ async function run(opts: FailoverOptions, res: Resources, started: number, loadA
       fence: r?.fence ?? Number.NaN,
       alo: s.alo,
       dueMs: s.dueAtMs - killAt,
+      claimedMs: r?.claimedAtMs != null ? r.claimedAtMs - killAt : null,
       firedMs: r?.firedAtMs != null ? r.firedAtMs - killAt : null,
       holder: holder?.member ?? '-',
       holderEndMs: holder?.endedAt !== undefined ? holder.endedAt - killAt : null,

@@ -274,6 +274,7 @@ export interface RunRow {
   deliveries: number;
   alo: boolean;
   firedAtMs: number | null;
+  claimedAtMs: number | null;
 }
 
 /** Postgres's view of some runs (e.g. the ones the worker never received). */
@@ -282,8 +283,8 @@ export async function runRows(db: BenchDatabase, ids: number[]): Promise<RunRow[
   const c = new pg.Client({ connectionString: db.url, connectionTimeoutMillis: 5_000 });
   await c.connect();
   try {
-    const { rows } = await c.query<{ id: string; shard: number; status: string; fence: string; deliveries: number; delivery: string; fired_at_ms: string | null }>(
-      `SELECT r.id, r.shard, r.status, r.fence, r.deliveries, j.delivery, (extract(epoch FROM r.fired_at) * 1000)::int8 AS fired_at_ms
+    const { rows } = await c.query<{ id: string; shard: number; status: string; fence: string; deliveries: number; delivery: string; fired_at_ms: string | null; claimed_at_ms: string | null }>(
+      `SELECT r.id, r.shard, r.status, r.fence, r.deliveries, j.delivery, (extract(epoch FROM r.fired_at) * 1000)::int8 AS fired_at_ms, (extract(epoch FROM r.claimed_at) * 1000)::int8 AS claimed_at_ms
          FROM ${db.schema}.runs r JOIN ${db.schema}.jobs j ON j.id = r.job_id WHERE r.id = ANY($1::int8[])`,
       [ids],
     );
@@ -295,6 +296,7 @@ export async function runRows(db: BenchDatabase, ids: number[]): Promise<RunRow[
       deliveries: r.deliveries,
       alo: r.delivery === 'at_least_once',
       firedAtMs: r.fired_at_ms === null ? null : Number(r.fired_at_ms),
+      claimedAtMs: r.claimed_at_ms === null ? null : Number(r.claimed_at_ms),
     }));
   } finally {
     await c.end();

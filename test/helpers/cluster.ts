@@ -522,11 +522,11 @@ export class TestCluster {
     return rows.map((r) => ({ status: r.status, delivery: r.delivery, n: Number(r.n) }));
   }
 
-  /** Postgres's view of some runs (e.g. the lost ones): status, fence, fire time, delivery mode. */
-  async runRows(ids: readonly string[]): Promise<{ id: string; shard: number; status: string; fence: number; firedAtMs: number | null; deliveries: number; delivery: string }[]> {
+  /** Postgres's view of some runs (e.g. the lost ones): status, fence, claim and hand-off times, delivery mode. */
+  async runRows(ids: readonly string[]): Promise<{ id: string; shard: number; status: string; fence: number; firedAtMs: number | null; claimedAtMs: number | null; deliveries: number; delivery: string }[]> {
     if (ids.length === 0) return [];
-    const { rows } = await this.pool.query<{ id: string; shard: number; status: string; fence: string; fired_at_ms: string | null; deliveries: number; delivery: string }>(
-      `SELECT r.id::text AS id, r.shard, r.status, r.fence, (extract(epoch FROM r.fired_at) * 1000)::int8 AS fired_at_ms, r.deliveries, j.delivery
+    const { rows } = await this.pool.query<{ id: string; shard: number; status: string; fence: string; fired_at_ms: string | null; claimed_at_ms: string | null; deliveries: number; delivery: string }>(
+      `SELECT r.id::text AS id, r.shard, r.status, r.fence, (extract(epoch FROM r.fired_at) * 1000)::int8 AS fired_at_ms, (extract(epoch FROM r.claimed_at) * 1000)::int8 AS claimed_at_ms, r.deliveries, j.delivery
          FROM timelane.runs r JOIN timelane.jobs j ON j.id = r.job_id WHERE r.id = ANY($1::int8[]) ORDER BY r.id`,
       [ids.map((id) => id)],
     );
@@ -536,6 +536,7 @@ export class TestCluster {
       status: r.status,
       fence: Number(r.fence),
       firedAtMs: r.fired_at_ms === null ? null : Number(r.fired_at_ms),
+      claimedAtMs: r.claimed_at_ms === null ? null : Number(r.claimed_at_ms),
       deliveries: r.deliveries,
       delivery: r.delivery,
     }));
