@@ -61,6 +61,8 @@ export function openWorkStream(
   return new WorkStream(target, subscribe, opts);
 }
 
+const WORKER_RECEIVE_WINDOW_BYTES = 16 * 1024 * 1024;
+
 /**
  * A Worker client. `reconnect` bounds grpc-js's own channel backoff (which
  * starts at 1 s) so it does not stack on top of the worker's reconnect loop.
@@ -70,9 +72,12 @@ export function newWorkerClient(
   credentials?: grpc.ChannelCredentials,
   reconnect?: { initialMs: number; maxMs: number },
 ): WorkerClient {
-  const options: grpc.ChannelOptions = reconnect
-    ? { 'grpc.initial_reconnect_backoff_ms': reconnect.initialMs, 'grpc.max_reconnect_backoff_ms': reconnect.maxMs }
-    : {};
+  const options: grpc.ChannelOptions = {
+    // HTTP/2's default 64 KB receive window makes a burst of deliveries wait for
+    // window updates from a busy worker: a wider window lets them all arrive.
+    'grpc-node.flow_control_window': WORKER_RECEIVE_WINDOW_BYTES,
+    ...(reconnect ? { 'grpc.initial_reconnect_backoff_ms': reconnect.initialMs, 'grpc.max_reconnect_backoff_ms': reconnect.maxMs } : {}),
+  };
   return new (timelaneV1().Worker)(address, credentials ?? grpc.credentials.createInsecure(), options);
 }
 

@@ -100,6 +100,7 @@ export class FireEngine {
       gatherMs: opts.claimAheadMs / 2,
       // With a lead, precision is the release gate's job: this lane need not spin.
       earlyMs: opts.claimAheadMs > 0 ? 0 : undefined,
+      spin: opts.claimAheadMs <= 0,
       onFire: (entries, firedAt) => this.claimer.fire(entries, firedAt),
       onClockStep: (delta) => {
         metrics.clockSteps.inc();

@@ -36,6 +36,8 @@ export interface FastLaneOptions {
   onFire: (entries: WindowEntry[], firedAtWallMs: number) => void;
   /** Wake this many ms before a deadline, then spin. @defaultValue 2 */
   earlyMs?: number;
+  /** false: no spinning, timers only (see FireTimer). @defaultValue true */
+  spin?: boolean;
   clockWatch?: {
     /** @defaultValue 500 */
     intervalMs?: number;
@@ -71,7 +73,7 @@ export class FastLane {
     this.leadMs = opts.leadMs ?? 0;
     this.gatherMs = Math.min(opts.gatherMs ?? 0, this.leadMs);
     this.watch = new ClockWatch(this.clock, { ...opts.clockWatch, onStep: (delta) => this.rebase(delta) });
-    this.timer = new FireTimer(this.clock, this.heap, (due) => this.fire(due), { earlyMs: opts.earlyMs, gatherMs: this.gatherMs });
+    this.timer = new FireTimer(this.clock, this.heap, (due) => this.fire(due), { earlyMs: opts.earlyMs, gatherMs: this.gatherMs, spin: opts.spin });
   }
 
   /** Adds or reschedules a run (same runId, new due time replaces it). */

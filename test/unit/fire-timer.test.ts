@@ -14,7 +14,7 @@ describe('FireTimer', () => {
   let timer: FireTimer | undefined;
   afterEach(() => timer?.stop());
 
-  function setup(clockOpts: FakeClockOptions = {}, opts: { earlyMs?: number; maxBatch?: number } = {}) {
+  function setup(clockOpts: FakeClockOptions = {}, opts: { earlyMs?: number; maxBatch?: number; spin?: boolean } = {}) {
     const clock = new FakeClock(clockOpts);
     const heap = new RunHeap();
     const fires: Fire[] = [];
@@ -58,6 +58,25 @@ describe('FireTimer', () => {
     clock.advance(1_000);
     expect(fires).toHaveLength(50);
     for (const f of fires) expect(f.firedAt).toBeGreaterThanOrEqual(f.deadline);
+  });
+
+  it('spin: false never polls (no setImmediate), never fires early, and is at most a timer tick late', () => {
+    const { clock, fires, push } = setup({ timerEarlyMs: 1 }, { spin: false });
+    let polls = 0;
+    const setImmediate = clock.setImmediate.bind(clock);
+    clock.setImmediate = (fn) => {
+      polls++;
+      return setImmediate(fn);
+    };
+    // Deadlines closer together than a millisecond: a spinning gate would poll between all of them.
+    for (let i = 0; i < 300; i++) push(i, 1.3 + i * 0.37);
+    clock.advance(1_000);
+    expect(fires).toHaveLength(300);
+    expect(polls).toBe(0);
+    for (const f of fires) {
+      expect(f.firedAt).toBeGreaterThanOrEqual(f.deadline);
+      expect(f.firedAt - f.deadline).toBeLessThan(2);
+    }
   });
 
   it('hands everything due at once to one call, in fire order', () => {
