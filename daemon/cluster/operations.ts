@@ -7,7 +7,7 @@
  */
 import type { Db } from '../db/pool.js';
 import { query } from '../db/pool.js';
-import { failedPrecondition, invalidArgument } from '../errors.js';
+import { failedPrecondition, invalidArgument, notFound } from '../errors.js';
 import { assignShards, planMoves, type ClusterView, type ShardMove } from './assignment.js';
 import type { ClusterMember } from './cluster-member.js';
 
@@ -59,6 +59,8 @@ export class ClusterOperations {
     if (!member) throw invalidArgument('member_id', 'is required');
     const view = await this.freshView();
     if (!undo && !view.members.some((m) => m.id === member)) this.requireLive(view, member, 'member_id');
+    // Undo of a drain nobody set, for a member nobody knows: a typo, not a no-op.
+    if (undo && !view.drained.has(member) && !view.members.some((m) => m.id === member)) throw notFound(`member "${member}"`);
     const drained = new Set(view.drained);
     if (undo) drained.delete(member);
     else drained.add(member);

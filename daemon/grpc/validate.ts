@@ -98,6 +98,7 @@ export function scheduleInput(req: ScheduleRequest__Output, nowMs: number, limit
   const dueAtMs = dueTime(prefix, req, nowMs);
   const priority = intIn(`${prefix}priority`, req.priority, -1000, 1000);
   if (req.dedupeKey.length > 256) throw invalidArgument(`${prefix}dedupe_key`, `must be at most 256 chars (got ${req.dedupeKey.length})`);
+  if (req.dedupeKey.includes('\u0000')) throw invalidArgument(`${prefix}dedupe_key`, 'must not contain U+0000 (Postgres text cannot hold it)');
   const delivery = deliveryMode(`${prefix}delivery`, req.delivery);
   const r = req.retry;
   const maxAttempts = r?.maxAttempts ? intIn(`${prefix}retry.max_attempts`, r.maxAttempts, 1, 100) : DEFAULT_RETRY.maxAttempts;
@@ -177,10 +178,21 @@ export interface SubscribeInput {
   workerId: string;
 }
 
+/**
+ * A worker's free text bound for a text column (a Fail's message): never
+ * refused — an answer must always be recorded — but cut to `max` chars and
+ * with U+0000, which Postgres text cannot hold, replaced by U+FFFD.
+ */
+export function answerText(v: string, max: number): string {
+  const cut = v.length > max ? v.slice(0, max) : v;
+  return cut.includes('\u0000') ? cut.replaceAll('\u0000', '\uFFFD') : cut;
+}
+
 export function subscribeInput(s: Subscribe__Output): SubscribeInput {
   if (s.queues.length === 0 || s.queues.length > 64) throw invalidArgument('subscribe.queues', `must name 1..64 queues (got ${s.queues.length})`);
   const queues = s.queues.map((q, i) => queueName(`subscribe.queues[${i}]`, q));
   const maxInFlight = intIn('subscribe.max_in_flight', s.maxInFlight, 1, 10_000);
   if (s.workerId.length > 128) throw invalidArgument('subscribe.worker_id', 'must be at most 128 chars');
+  if (s.workerId.includes('\u0000')) throw invalidArgument('subscribe.worker_id', 'must not contain U+0000');
   return { queues: [...new Set(queues)], maxInFlight, workerId: s.workerId || 'anonymous' };
 }

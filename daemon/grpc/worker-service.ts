@@ -148,7 +148,7 @@ function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack
         const f = req.fail;
         runIdText = f?.ref?.runId ?? '';
         const d = answered(ctx, streamId, v.deliveryRef('fail.ref', f?.ref ?? null), true);
-        const message = (f?.message ?? '').slice(0, 4096);
+        const message = v.answerText(f?.message ?? '', 4096);
         done(
           ctx.answers.fail(d, f?.retryable ?? false, message).then((out) => {
             ctx.metrics.failed.inc({ outcome: out.status === 'failed' ? 'retry' : 'dead' });

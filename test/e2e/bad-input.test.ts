@@ -103,6 +103,8 @@ describe('Schedule', () => {
     ['priority 1001', good({ priority: 1001 }), 'priority'],
     ['priority -1001', good({ priority: -1001 }), 'priority'],
     ['dedupe_key too long', good({ dedupeKey: 'k'.repeat(257) }), 'dedupe_key'],
+    // Was INTERNAL (Postgres 22021: "invalid byte sequence for encoding UTF8: 0x00").
+    ['dedupe_key with U+0000', good({ dedupeKey: 'a\u0000b' }), 'dedupe_key'],
     ['unknown delivery enum value 7', good({ delivery: 7 as unknown as ScheduleRequest['delivery'] }), 'delivery'],
     ['retry.max_attempts 1000', good({ retry: { maxAttempts: 1000 } }), 'retry.max_attempts'],
     ['retry.initial_backoff_ms over a day', good({ retry: { initialBackoffMs: 86_400_001 } }), 'retry.initial_backoff_ms'],
@@ -278,6 +280,45 @@ describe('Work stream', () => {
     } finally {
       await closeStream(s, true);
     }
+  });
+});
+
+describe('U+0000 in an answer and unknown members (regressions)', () => {
+  it('a Fail whose message holds U+0000 is recorded (ack 0, run dead, message kept with U+FFFD), not refused with code 13', async () => {
+    const s = openStream(daemon!.address, { queues: ['nul-fail'] });
+    try {
+      await s.subscribed();
+      const { run } = await client.schedule({ queue: 'nul-fail', delayMs: 50, retry: { maxAttempts: 3 } });
+      const got = await s.nextRun(10_000);
+      expect(got.runId).toBe(run.id);
+      expect(s.fail(got.ref, false, 'bad\u0000byte')).toBe(true);
+      const ack = await s.nextAck(5_000);
+      expect({ code: ack.code, message: ack.message }).toEqual({ code: 0, message: '' });
+      const stored = await client.getRun(run.id);
+      expect(stored.status).toBe('dead');
+      expect(stored.error).toBe('bad\uFFFDbyte');
+    } finally {
+      await closeStream(s, true);
+    }
+  });
+
+  it('subscribe with U+0000 in worker_id → INVALID_ARGUMENT naming it', async () => {
+    const s = openStream(daemon!.address, { queues: ['nul-sub'], workerId: 'w\u0000' });
+    const end = await s.finished;
+    expect(end.code).toBe(INVALID_ARGUMENT);
+    expect(end.details.startsWith('subscribe.worker_id: ')).toBe(true);
+  });
+
+  it('DrainMember undo for a member that is neither live nor drained → NOT_FOUND (was OK)', async () => {
+    const err = await client.drainMember('no-such-member', { undo: true, timeoutMs: 1_000 }).then(
+      () => null,
+      (e: unknown) => e as grpc.ServiceError,
+    );
+    expect(err?.code).toBe(NOT_FOUND);
+    expect(err?.details).toContain('no-such-member');
+    // Undo for the live member itself stays a harmless no-op.
+    const ok = await client.drainMember('bad-input', { undo: true, timeoutMs: 1_000 });
+    expect(ok.moves).toEqual([]);
   });
 });
 
