@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createWorker, TimelaneClient, type Worker } from '../../../clients/index.js';
-import { wallNowMs } from '../../../clients/clock.js';
+import { receiptNowMs } from '../receipt-clock.js';
 import { DaemonProcess } from '../../../ops/local/daemon-process.js';
 import { benchRedisPrefix, createBenchDatabase, type BenchDatabase } from '../infra.js';
 import { onExitKill, Resources } from '../resources.js';
@@ -111,7 +111,7 @@ export class TimelaneAdapter implements PeerAdapter {
       concurrency: this.tuning.concurrency,
       workerId: `peers-${process.pid}`,
       handler: (run) => {
-        const at = wallNowMs();
+        const at = receiptNowMs(); // the fire-lag bench's receipt clock (re-anchored every second)
         onReceipt(indexOf(run.payload), at);
       },
       onError: (err) => this.settings.log(`timelane worker: ${err.message}`),
