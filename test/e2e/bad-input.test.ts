@@ -304,9 +304,13 @@ describe('U+0000 in an answer and unknown members (regressions)', () => {
 
   it('subscribe with U+0000 in worker_id → INVALID_ARGUMENT naming it', async () => {
     const s = openStream(daemon!.address, { queues: ['nul-sub'], workerId: 'w\u0000' });
-    const end = await s.finished;
-    expect(end.code).toBe(INVALID_ARGUMENT);
-    expect(end.details.startsWith('subscribe.worker_id: ')).toBe(true);
+    try {
+      const end = await s.finished;
+      expect(end.code).toBe(INVALID_ARGUMENT);
+      expect(end.details.startsWith('subscribe.worker_id: ')).toBe(true);
+    } finally {
+      await closeStream(s, true);
+    }
   });
 
   it('DrainMember undo for a member that is neither live nor drained → NOT_FOUND (was OK)', async () => {
