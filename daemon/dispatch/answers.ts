@@ -26,8 +26,15 @@ import {
 import { failedPrecondition, notFound } from '../errors.js';
 import { backoffMs } from './backoff.js';
 import { CompleteBatcher } from './complete-batcher.js';
-import type { RunRouter } from '../engine/router.js';
 import type { DeliveryRef, RunRef } from '../run-ref.js';
+
+/**
+ * Where a retry goes: the engine's router (daemon/engine/router.ts), told
+ * inside the Fail's transaction; what it returns runs after the commit.
+ */
+export interface RetryRouting {
+  inTransaction(tx: Queryable, runs: readonly RunRef[]): Promise<() => void>;
+}
 
 /** An answer's delivery, with the hand-off time when this daemon made it (null: unknown here). */
 export interface AnsweredDelivery extends DeliveryRef {
@@ -58,7 +65,7 @@ export class Answers {
   constructor(
     /** The answer pool: never shared with API reads. */
     private readonly db: Db,
-    private readonly router: RunRouter,
+    private readonly router: RetryRouting,
   ) {
     this.completes = new CompleteBatcher((items) => this.completeBatch(items));
   }
