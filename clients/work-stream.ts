@@ -76,6 +76,8 @@ export function newWorkerClient(
     // HTTP/2's default 64 KB receive window makes a burst of deliveries wait for
     // window updates from a busy worker: a wider window lets them all arrive.
     'grpc-node.flow_control_window': WORKER_RECEIVE_WINDOW_BYTES,
+    // A single run may carry up to the daemon's --max-payload-bytes; runs are batched up to ~1 MiB.
+    'grpc.max_receive_message_length': 64 * 1024 * 1024,
     ...(reconnect ? { 'grpc.initial_reconnect_backoff_ms': reconnect.initialMs, 'grpc.max_reconnect_backoff_ms': reconnect.maxMs } : {}),
   };
   return new (timelaneV1().Worker)(address, credentials ?? grpc.credentials.createInsecure(), options);
@@ -92,6 +94,7 @@ export class WorkStream {
   private readonly acks = new Pull<AckInfo>();
   private readonly subscribedInfo = new Pull<SubscribedInfo>();
   private halfClosed = false;
+  private batching = false;
   private ended: StreamEnd | undefined;
 
   constructor(target: string | WorkerClient, subscribe: SubscribeOptions, opts: WorkStreamOptions = {}) {
@@ -119,11 +122,17 @@ export class WorkStream {
         queues: subscribe.queues,
         maxInFlight: subscribe.maxInFlight ?? 10,
         workerId: subscribe.workerId ?? '',
+        batchRuns: true,
       },
     });
   }
 
   /** True until `end()`, `cancel()` or the call's end. */
+  /** The daemon answered Subscribe (so it also takes CompleteBatch); a daemon from before Subscribed never does. */
+  get acceptsBatches(): boolean {
+    return this.batching;
+  }
+
   get writable(): boolean {
     return !this.halfClosed && !this.ended;
   }
@@ -211,8 +220,10 @@ export class WorkStream {
     else if (msg.run) this.emitRun(deliveredRunInfo(msg.run, receivedAtMs));
     else if (msg.acks) for (const a of msg.acks.acks) this.emitAck(ackInfo(a));
     else if (msg.ack) this.emitAck(ackInfo(msg.ack));
-    else if (msg.subscribed)
+    else if (msg.subscribed) {
+      this.batching = true;
       this.subscribedInfo.push({ memberId: msg.subscribed.memberId, queues: msg.subscribed.queues, maxInFlight: msg.subscribed.maxInFlight });
+    }
   }
 
   private emitRun(run: DeliveredRunInfo): void {

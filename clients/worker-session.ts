@@ -225,6 +225,11 @@ export class WorkerSession {
    * worker's answers cost one message per tick, not one per run.
    */
   private queueComplete(ref: DeliveryRefInfo): void {
+    if (!this.stream?.acceptsBatches) {
+      // A daemon that never answered Subscribe predates CompleteBatch.
+      this.send({ complete: { ref } }, true);
+      return;
+    }
     if (this.completes.length === 0)
       queueMicrotask(() => {
         const refs = this.completes.splice(0);

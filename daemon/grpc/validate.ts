@@ -160,15 +160,21 @@ export function pageToken(field: string, v: string): number {
 
 export type DeliveryRefInput = DeliveryRef;
 
+const MAX_INT4 = 2 ** 31 - 1;
+/** Shard numbers are below the cluster's shard count, at most 65,536 (migration 0001). */
+const MAX_SHARD = 65_535;
+
 export function deliveryRef(field: string, ref: DeliveryRef__Output | null): DeliveryRefInput {
   if (!ref) throw invalidArgument(field, 'is required');
   const id = runId(`${field}.run_id`, ref.runId);
   const fence = int64(`${field}.fence`, ref.fence);
   if (fence < 1) throw invalidArgument(`${field}.fence`, 'must be the fence of the delivery (>= 1)');
-  if (ref.delivery < 1) throw invalidArgument(`${field}.delivery`, 'must be the delivery number (>= 1)');
+  // Both go to int columns: a larger value would fail the whole statement (a batch of other workers' completes too).
+  if (ref.delivery < 1 || ref.delivery > MAX_INT4) throw invalidArgument(`${field}.delivery`, 'must be the delivery number (1..2^31-1)');
   // Absent (an older client): the daemon looks the shard up. A shard that
   // does not match the run makes the answer match nothing: refused, not applied.
   const shard = ref._shard === 'shard' && ref.shard !== undefined ? ref.shard : null;
+  if (shard !== null && shard > MAX_SHARD) throw invalidArgument(`${field}.shard`, `must be a shard number (0..${MAX_SHARD})`);
   return { runId: id, fence, deliveries: ref.delivery, shard };
 }
 
@@ -176,6 +182,8 @@ export interface SubscribeInput {
   queues: string[];
   maxInFlight: number;
   workerId: string;
+  /** Runs as RunBatch messages (else one DeliveredRun per message, as clients before RunBatch expect). */
+  batchRuns: boolean;
 }
 
 /**
@@ -194,5 +202,5 @@ export function subscribeInput(s: Subscribe__Output): SubscribeInput {
   const maxInFlight = intIn('subscribe.max_in_flight', s.maxInFlight, 1, 10_000);
   if (s.workerId.length > 128) throw invalidArgument('subscribe.worker_id', 'must be at most 128 chars');
   if (s.workerId.includes('\u0000')) throw invalidArgument('subscribe.worker_id', 'must not contain U+0000');
-  return { queues: [...new Set(queues)], maxInFlight, workerId: s.workerId || 'anonymous' };
+  return { queues: [...new Set(queues)], maxInFlight, workerId: s.workerId || 'anonymous', batchRuns: s.batchRuns };
 }

@@ -29,6 +29,10 @@ let nextStreamId = 1;
 type Stream = ServerDuplexStream<WorkRequest__Output, WorkResponse>;
 
 const MAX_COMPLETES = 10_000;
+/** A RunBatch is sent once its runs hold this much (a worker's default receive limit is 4 MiB; a payload is at most --max-payload-bytes). */
+const MAX_BATCH_BYTES = 1024 * 1024;
+/** Bytes of a DeliveredRun besides its payload, for the estimate above (ids, key, times: well under this). */
+const RUN_OVERHEAD_BYTES = 256;
 
 export function workerHandlers(ctx: ApiContext): WorkerHandlers {
   return { Work: (call: Stream) => serveStream(ctx, call) };
@@ -38,16 +42,20 @@ function serveStream(ctx: ApiContext, call: Stream): void {
   const id = nextStreamId++;
   let subscribed = false;
   let closed = false;
-  // Runs handed to this stream in the current tick; flushed as one RunBatch.
+  // Runs handed to this stream in the current tick; flushed as one RunBatch,
+  // or sooner once they hold MAX_BATCH_BYTES (a worker's receive limit).
   let outbox: DeliveredRun[] = [];
+  let outboxBytes = 0;
 
   const write = (msg: WorkResponse): void => {
     if (!closed) call.write(msg);
   };
   const ack = (a: Ack): void => write({ ack: a });
   const flush = (): void => {
+    if (outbox.length === 0) return;
     const runs = outbox;
     outbox = [];
+    outboxBytes = 0;
     write({ runs: { runs } });
   };
 
@@ -83,10 +91,14 @@ function serveStream(ctx: ApiContext, call: Stream): void {
           workerId: sub.workerId,
           queues: new Set(sub.queues),
           credit: sub.maxInFlight,
-          send: (run: FiredRunRow, sentAtMs: number) => {
-            if (outbox.length === 0) queueMicrotask(flush);
-            outbox.push(deliveredToWire(run, sentAtMs));
-          },
+          send: sub.batchRuns
+            ? (run: FiredRunRow, sentAtMs: number) => {
+                if (outbox.length === 0) queueMicrotask(flush);
+                outbox.push(deliveredToWire(run, sentAtMs));
+                outboxBytes += run.payload.length + RUN_OVERHEAD_BYTES;
+                if (outboxBytes >= MAX_BATCH_BYTES) flush();
+              }
+            : (run: FiredRunRow, sentAtMs: number) => write({ run: deliveredToWire(run, sentAtMs) }),
         });
         ctx.metrics.workers.set(ctx.hub.streamCount);
         return;

@@ -5,10 +5,12 @@ export interface Subscribe {
   'queues'?: (string)[];
   'maxInFlight'?: (number);
   'workerId'?: (string);
+  'batchRuns'?: (boolean);
 }
 
 export interface Subscribe__Output {
   'queues': (string)[];
   'maxInFlight': (number);
   'workerId': (string);
+  'batchRuns': (boolean);
 }
