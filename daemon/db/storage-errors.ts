@@ -1,7 +1,10 @@
 import { TimelaneError, unavailable } from '../errors.js';
 
-/** SQLSTATE classes that mean "the database is not reachable right now". */
-const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
+/**
+ * SQLSTATEs that mean "try again": the database is not reachable right now,
+ * or a deadlock (40P01) or serialization failure (40001) rolled the statement back.
+ */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300', '40P01', '40001']);
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 
 /** The one mapper from storage errors to domain errors. */

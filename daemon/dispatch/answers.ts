@@ -134,13 +134,14 @@ export class Answers {
   }
 
   private async completeBatch(items: readonly AnsweredDelivery[]): Promise<(Error | null)[]> {
-    const ds = await this.resolve(items);
+    const ds = await this.resolve(items); // answered in this order
+    const sorted = byRunId(ds);
     const { rows } = await query<{ id: number; fence: number; deliveries: number }>(this.db, COMPLETE_RUNS, [
-      ds.map((d) => d.runId),
-      ds.map((d) => d.fence),
-      ds.map((d) => d.deliveries),
-      ds.map((d) => d.shard),
-      ds.map((d) => d.sentAtMs),
+      sorted.map((d) => d.runId),
+      sorted.map((d) => d.fence),
+      sorted.map((d) => d.deliveries),
+      sorted.map((d) => d.shard),
+      sorted.map((d) => d.sentAtMs),
     ]);
     // Keyed by the whole delivery: a superseded copy in the same batch is refused.
     const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
@@ -163,7 +164,11 @@ export class Answers {
   }
 }
 
-function deliveryArrays(ds: readonly HandedOut[]): unknown[] {
+/** Rows are locked in run id order by every multi-row answer statement: two of them can never deadlock. */
+const byRunId = <T extends { runId: number }>(ds: readonly T[]): T[] => [...ds].sort((a, b) => a.runId - b.runId);
+
+function deliveryArrays(unsorted: readonly HandedOut[]): unknown[] {
+  const ds = byRunId(unsorted);
   return [ds.map((d) => d.runId), ds.map((d) => d.fence), ds.map((d) => d.deliveries), ds.map((d) => d.shard), ds.map((d) => d.sentAtMs)];
 }
 

@@ -216,11 +216,14 @@ export class DeliveryHub {
   /** Sends a run that waited for credit once its lease has restarted; the credit is held meanwhile. */
   private sendRenewed(st: StreamState, run: FiredRunRow): void {
     const identity = identityOf(run, this.wallNow());
+    // Not handed out yet: the hand-off recorder must not write a time before the send.
+    identity.recorded = true;
     st.inFlight.set(run.id, identity);
     const current = (): boolean => this.streams.get(st.sink.id) === st && st.inFlight.get(run.id) === identity;
     const handOut = (leaseExpiresAtMs: number | null): void => {
       const out = leaseExpiresAtMs === null ? run : { ...run, lease_expires_at_ms: leaseExpiresAtMs };
       identity.sentAtMs = this.wallNow();
+      identity.recorded = false;
       st.sink.send(out, identity.sentAtMs);
       this.onSent?.(out);
     };

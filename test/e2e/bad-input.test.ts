@@ -262,6 +262,9 @@ describe('Work stream', () => {
         [() => s.complete({ runId: '', fence: '1', delivery: 1 }), INVALID_ARGUMENT, 'complete.ref.run_id'],
         [() => s.complete({ runId: '1', fence: '0', delivery: 1 }), INVALID_ARGUMENT, 'complete.ref.fence'],
         [() => s.complete({ runId: '1', fence: '1', delivery: 0 }), INVALID_ARGUMENT, 'complete.ref.delivery'],
+        // Past Postgres int: was a range error failing the whole shared Complete batch.
+        [() => s.complete({ runId: '1', fence: '1', delivery: 2 ** 31 }), INVALID_ARGUMENT, 'complete.ref.delivery'],
+        [() => s.complete({ runId: '1', fence: '1', delivery: 1, shard: 70_000 }), INVALID_ARGUMENT, 'complete.ref.shard'],
         [() => s.send({ complete: {} }), INVALID_ARGUMENT, 'complete.ref'],
         [() => s.fail({ runId: 'x', fence: '1', delivery: 1 }, true), INVALID_ARGUMENT, 'fail.ref.run_id'],
         [() => s.heartbeat({ runId: 'x', fence: '1', delivery: 1 }), INVALID_ARGUMENT, 'heartbeat.ref.run_id'],
