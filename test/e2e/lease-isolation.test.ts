@@ -52,6 +52,8 @@ const READ_DEADLINE_MS = 8_000;
 const BACKOFF_MS = 100;
 /** Full pages (~100k rows) the storm must have been served for the test to mean anything. */
 const MIN_FULL_PAGES = 100;
+/** How much longer the storm may run to reach MIN_FULL_PAGES (a machine busy with other work serves fewer). */
+const STORM_EXTRA_MS = 10_000;
 /** Runs due during the storm, ms after it starts. */
 const PROBE_OFFSETS_MS = [1_000, 2_000, 3_000, 4_000, 5_000];
 /** A run scheduled in the middle of the storm is due this long after it is scheduled. */
@@ -77,22 +79,25 @@ interface StormResult {
 
 /**
  * The read storm, in a child process of its own (the built client from dist/):
- * CONCURRENT_READS lanes issue ListRuns(PAGE_SIZE) back to back until `endAtMs`,
+ * CONCURRENT_READS lanes issue ListRuns(PAGE_SIZE) back to back until `endAtMs`
+ * (and on, up to STORM_EXTRA_MS, until MIN_FULL_PAGES were served),
  * each waiting BACKOFF_MS after a RESOURCE_EXHAUSTED. Decoding ~1 GB of pages
  * here would stall this process's event loop — the one the worker records
  * receipt times on — and blame the daemon for it.
  */
 const STORM_SCRIPT = `
-const [clientUrl, address, concurrency, pageSize, endAtMs, deadlineMs, backoffMs] = process.argv.slice(1);
+const [clientUrl, address, concurrency, pageSize, endAtMs, deadlineMs, backoffMs, minPages, extraMs] = process.argv.slice(1);
 const { TimelaneClient } = await import(clientUrl);
 const codes = ['OK','CANCELLED','UNKNOWN','INVALID_ARGUMENT','DEADLINE_EXCEEDED','NOT_FOUND','ALREADY_EXISTS','PERMISSION_DENIED',
   'RESOURCE_EXHAUSTED','FAILED_PRECONDITION','ABORTED','OUT_OF_RANGE','UNIMPLEMENTED','INTERNAL','UNAVAILABLE','DATA_LOSS','UNAUTHENTICATED'];
 const reader = new TimelaneClient(address, { timeoutMs: Number(deadlineMs) });
 const end = Number(endAtMs);
+// On a slow or busy machine the storm goes on past its end until it has served minPages (at most extraMs more).
+const hardEnd = end + Number(extraMs);
 let fullPages = 0;
 const failures = {};
 await Promise.all(Array.from({ length: Number(concurrency) }, async () => {
-  while (Date.now() < end) {
+  while (Date.now() < end || (fullPages < Number(minPages) && Date.now() < hardEnd)) {
     try {
       const page = await reader.listRuns({ pageSize: Number(pageSize) });
       if (page.runs.length === Number(pageSize)) fullPages++;
@@ -110,7 +115,7 @@ process.stdout.write(JSON.stringify({ fullPages, failures }));
 /** Starts the storm; resolves with its tally once every lane is done. Tracked until it exits. */
 function readStorm(address: string, endAtMs: number): { child: ChildProcess; done: Promise<StormResult> } {
   const clientUrl = pathToFileURL(path.join(path.dirname(cliPath()), 'index.js')).href;
-  const args = [clientUrl, address, CONCURRENT_READS, PAGE_SIZE, endAtMs, READ_DEADLINE_MS, BACKOFF_MS].map(String);
+  const args = [clientUrl, address, CONCURRENT_READS, PAGE_SIZE, endAtMs, READ_DEADLINE_MS, BACKOFF_MS, MIN_FULL_PAGES, STORM_EXTRA_MS].map(String);
   const child = track(spawn(process.execPath, ['--input-type=module', '-e', STORM_SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }), 'read storm');
   let out = '';
   let err = '';

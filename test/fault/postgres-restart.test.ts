@@ -11,6 +11,7 @@ import type { ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestCluster, sleep } from '../helpers/cluster.js';
 import { PrivatePostgres } from '../helpers/private-postgres.js';
+import { waitUntil } from '../helpers/e2e.js';
 
 const MEMBERS = ['a', 'b'];
 const N = 800;
@@ -106,7 +107,12 @@ describe('fault: Postgres restart', () => {
     const dueDuring = runs.filter((r) => r.dueAtMs > downAt + 100 && r.dueAtMs < startAt);
     expect(dueDuring.length).toBeGreaterThan(100);
     const sample = dueDuring.filter((_, i) => i % Math.max(1, Math.floor(dueDuring.length / 40)) === 0);
-    const infos = await Promise.all(sample.map((r) => c.client('a').getRun(r.runId)));
+    // fired_at (the hand-off) is written with the worker's answer, or after a second unanswered: wait for it.
+    let infos = await Promise.all(sample.map((r) => c.client('a').getRun(r.runId)));
+    await waitUntil(async () => {
+      infos = await Promise.all(sample.map((r) => c.client('a').getRun(r.runId)));
+      return infos.every((r) => r.firedAtMs > 0);
+    }, 10_000, 200);
     const lags = infos.map((r) => r.lagMs);
     console.log(
       `[postgres-restart] ${dueDuring.length} runs due during the outage; sampled ${infos.length}: lag_ms min ${Math.min(...lags).toFixed(0)} max ${Math.max(...lags).toFixed(0)}; at-least-once duplicates ${counts.duplicatesAtLeastOnce}`,
