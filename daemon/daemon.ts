@@ -186,6 +186,7 @@ export class Daemon {
     if (this.metricsServer) await new Promise<void>((r) => this.metricsServer?.close(() => r()));
     await this.backend?.close();
     this.redis?.disconnect();
+    await this.engine?.answers.settled(); // expiries of the streams grpc.stop closed
     await Promise.all(this.pools.map((p) => p.end().catch(() => undefined)));
     this.log.info('timelane daemon stopped');
   }

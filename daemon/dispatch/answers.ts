@@ -47,7 +47,8 @@ export interface HandedOut {
   shard: number;
   fence: number;
   deliveries: number;
-  sentAtMs: number;
+  /** Null for a run claimed and never sent (parked for credit at shutdown). */
+  sentAtMs: number | null;
 }
 
 export interface FailOutcome {
@@ -61,6 +62,8 @@ interface Resolved extends AnsweredDelivery {
 
 export class Answers {
   private readonly completes: CompleteBatcher<AnsweredDelivery>;
+
+  private readonly writes = new Set<Promise<void>>();
 
   constructor(
     /** The answer pool: never shared with API reads. */
@@ -125,7 +128,20 @@ export class Answers {
 
   /** A worker stream closed with these unanswered: redeliverable now, hand-offs recorded. */
   async expire(ds: readonly HandedOut[]): Promise<void> {
-    await query(this.db, EXPIRE_DELIVERIES, deliveryArrays(ds));
+    if (ds.length === 0) return;
+    const write = query(this.db, EXPIRE_DELIVERIES, deliveryArrays(ds)).then(() => undefined);
+    // Tracked: a daemon stopping waits for these before it closes its pools.
+    this.writes.add(write);
+    try {
+      await write;
+    } finally {
+      this.writes.delete(write);
+    }
+  }
+
+  /** Resolves once every expiry write started so far has finished (either way). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.writes]);
   }
 
   /** Writes `fired_at` for deliveries handed out and not answered yet. */

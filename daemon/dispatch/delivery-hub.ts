@@ -101,6 +101,15 @@ export class DeliveryHub {
     return [...st.inFlight.values()];
   }
 
+  /** Takes every run parked for credit (a stopping daemon hands them back to Postgres). */
+  takeParked(): FiredRunRow[] {
+    const out: FiredRunRow[] = [];
+    for (const q of this.ready.values()) out.push(...q.values());
+    this.ready.clear();
+    this.readyCount = 0;
+    return out;
+  }
+
   /** Hands a claimed run to a stream with credit, or parks it until one has. */
   deliver(run: FiredRunRow): void {
     if (this.holdsNewer(run)) return; // an older copy arriving late (e.g. released as the reaper redelivered)

@@ -179,6 +179,12 @@ export class FireEngine {
     this.lane.stop();
     await this.claimer.drain(2_000);
     await this.gate.drain(this.opts.claimAheadMs + 100);
+    // Runs still parked for credit: their leases end now, so the next owner
+    // redelivers them at once rather than after a whole lease.
+    const parked = this.hub.takeParked();
+    await this.answers
+      .expire(parked.map((r) => ({ runId: r.id, shard: r.shard, fence: r.fence, deliveries: r.deliveries, sentAtMs: null })))
+      .catch((err: unknown) => this.opts.log.warn({ err: String(err), runs: parked.length }, 'could not hand back runs parked for credit'));
   }
 
   /** After drain() and after the shards were released. */

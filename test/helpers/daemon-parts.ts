@@ -57,6 +57,8 @@ export interface PartsOptions {
   repairIntervalMs?: number;
   /** @defaultValue production's default (DEFAULT_CLAIM_AHEAD_MS) */
   claimAheadMs?: number;
+  /** Credit of the recording sink (it never answers): past it, runs park in the hub. @defaultValue unlimited */
+  recorderCredit?: number;
 }
 
 export interface LostEvent {
@@ -118,7 +120,7 @@ export class DaemonParts {
       id: 0,
       workerId: 'recorder',
       queues: new Set([ALL_QUEUES]),
-      credit: Number.POSITIVE_INFINITY,
+      credit: opts.recorderCredit ?? Number.POSITIVE_INFINITY,
       send: (run, sentAtMs) => this.deliveries.push({ run, atWallMs: sentAtMs }),
     });
     this.scheduling = new SchedulingService({
