@@ -43,6 +43,7 @@ const SKEW_EVERY_MS = 5_000;
 const ANSWER_POOL_SIZE = 4;
 const WINDOW_POOL_SIZE = 3;
 const LEASE_POOL_SIZE = 3;
+const READY_POLL_MS = 10;
 
 export class Daemon {
   readonly log: Logger;
@@ -165,11 +166,23 @@ export class Daemon {
     this.skewTimer = setInterval(() => void this.measureSkew(), SKEW_EVERY_MS);
     void this.measureSkew();
     this.gaugeTimer = setInterval(() => this.updateGauges(), 1000);
-    this.grpc.setServing(true);
+    await this.becomeReady(Date.now() + cfg.leaseTtlMs);
     this.log.info(
       { grpc: `${cfg.grpcAddress.replace(/:\d+$/, '')}:${this.grpc.port}`, metrics: cfg.metricsAddress || null, shards: this.shardCount, leases: this.backend.kind },
       'timelane daemon started',
     );
+  }
+
+  /**
+   * Readiness: SERVING once every assigned shard is held, or once a lease TTL
+   * has passed (a shard still held by a dead peer is not ours until its lease
+   * ends; a daemon that owns part of its share can already serve).
+   */
+  private async becomeReady(deadlineMs: number): Promise<void> {
+    while (!this.leases.holdsAllDesired() && Date.now() < deadlineMs) await new Promise((r) => setTimeout(r, READY_POLL_MS));
+    const all = this.leases.holdsAllDesired();
+    if (!all) this.log.warn({ owned: this.leases.ownedShards().length }, 'serving before owning every assigned shard (waited one lease TTL)');
+    this.grpc?.setServing(true);
   }
 
   /** Graceful stop: release shards first so peers take over at once. */

@@ -145,6 +145,13 @@ export class ShardLeaseManager {
     return [...this.held.values()];
   }
 
+  /** Every desired shard is held (and at least one is desired). */
+  holdsAllDesired(): boolean {
+    if (this.desired.size === 0) return false;
+    for (const s of this.desired) if (!this.held.has(s)) return false;
+    return true;
+  }
+
   ownedShards(): number[] {
     return [...this.held.keys()].sort((a, b) => a - b);
   }

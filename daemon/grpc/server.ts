@@ -19,7 +19,10 @@ export interface GrpcServer {
   stop(graceMs: number): Promise<void>;
 }
 
+/** Readiness: NOT_SERVING until the daemon owns its assigned shards (or tried for a lease TTL), and while it stops. */
 const SERVICES = ['', 'timelane.v1.Scheduler', 'timelane.v1.Worker', 'timelane.v1.Admin'];
+/** Liveness: SERVING whenever the process answers at all (a restart cures nothing else). */
+export const LIVENESS_SERVICE = 'timelane.liveness';
 
 export async function startGrpcServer(ctx: ApiContext, address: string): Promise<GrpcServer> {
   const { pkg, packageDefinition } = loadTimelaneProto();
@@ -27,7 +30,10 @@ export async function startGrpcServer(ctx: ApiContext, address: string): Promise
   server.addService(pkg.Scheduler.service, schedulerHandlers(ctx));
   server.addService(pkg.Worker.service, workerHandlers(ctx));
   server.addService(pkg.Admin.service, adminHandlers(ctx));
-  const health = new HealthImplementation(Object.fromEntries(SERVICES.map((s) => [s, 'NOT_SERVING' as const])));
+  const health = new HealthImplementation({
+    ...Object.fromEntries(SERVICES.map((s) => [s, 'NOT_SERVING' as const])),
+    [LIVENESS_SERVICE]: 'SERVING',
+  });
   health.addToServer(server);
   new ReflectionService(packageDefinition).addToServer(server);
   const port = await new Promise<number>((resolve, reject) =>

@@ -88,6 +88,8 @@ describe('grpc.health.v1.Health', () => {
       expect(err, service).toBeNull();
       expect(status, service).toBe('SERVING');
     }
+    // Liveness, for a livenessProbe: SERVING whenever the process answers.
+    expect(await check('timelane.liveness')).toEqual({ err: null, status: 'SERVING' });
     const unknown = await check('no.such.Service');
     expect(unknown.err?.code).toBe(grpc.status.NOT_FOUND);
   });

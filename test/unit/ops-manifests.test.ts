@@ -17,6 +17,7 @@ import { parseAllDocuments } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OPTION_SPECS, parseShardRanges, resolveConfig, type DaemonConfig } from '../../daemon/config.js';
 import { registerDaemonCommands } from '../../daemon/commands.js';
+import { LIVENESS_SERVICE } from '../../daemon/grpc/server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const K8S_DIR = path.join(ROOT, 'ops/k8s');
@@ -268,6 +269,9 @@ describe('ops/k8s manifests', () => {
       const grpcPort = portOf(config.grpcAddress);
       expect(c.readinessProbe?.grpc?.port, `${c.name}: readinessProbe`).toBe(grpcPort);
       expect(c.livenessProbe?.grpc?.port, `${c.name}: livenessProbe`).toBe(grpcPort);
+      // Readiness is the daemon's overall health (SERVING once its shards are held); liveness a service of its own.
+      expect(c.readinessProbe?.grpc?.service ?? '', `${c.name}: readinessProbe service`).toBe('');
+      expect(c.livenessProbe?.grpc?.service, `${c.name}: livenessProbe service`).toBe(LIVENESS_SERVICE);
       if (c.startupProbe) expect(c.startupProbe.grpc?.port, `${c.name}: startupProbe`).toBe(grpcPort);
       const ports = (c.ports ?? []).map((p) => p.containerPort);
       expect(ports).toContain(grpcPort);
