@@ -109,10 +109,11 @@ describe('fault: Postgres restart', () => {
     const sample = dueDuring.filter((_, i) => i % Math.max(1, Math.floor(dueDuring.length / 40)) === 0);
     // fired_at (the hand-off) is written with the worker's answer, or after a second unanswered: wait for it.
     let infos = await Promise.all(sample.map((r) => c.client('a').getRun(r.runId)));
-    await waitUntil(async () => {
+    const recorded = await waitUntil(async () => {
       infos = await Promise.all(sample.map((r) => c.client('a').getRun(r.runId)));
       return infos.every((r) => r.firedAtMs > 0);
     }, 10_000, 200);
+    expect(recorded, `fired_at recorded: ${infos.filter((r) => !(r.firedAtMs > 0)).map((r) => `${r.id}:${r.status}`).join(', ')}`).toBe(true);
     const lags = infos.map((r) => r.lagMs);
     console.log(
       `[postgres-restart] ${dueDuring.length} runs due during the outage; sampled ${infos.length}: lag_ms min ${Math.min(...lags).toFixed(0)} max ${Math.max(...lags).toFixed(0)}; at-least-once duplicates ${counts.duplicatesAtLeastOnce}`,

@@ -132,6 +132,21 @@ async function redeliver(shards: number[], fences: number[], limit = 100): Promi
 }
 
 describe('complete', () => {
+  it('records the hand-off time it is given as fired_at; without one (answered on another stream), the release time greatest(claimed_at, due_at)', async () => {
+    const known = await firedRun();
+    await completeRun(db.pool, { ...refOf(known), sentAtMs: known.due_at_ms + 7 });
+    const unknown = await firedRun();
+    await completeRun(db.pool, refOf(unknown));
+    const { rows } = await db.pool.query<{ id: number; fired: number; release: number; lag_ms: number }>(
+      `SELECT id, (extract(epoch FROM fired_at) * 1000)::int8 AS fired, (extract(epoch FROM greatest(claimed_at, due_at)) * 1000)::int8 AS release, lag_ms
+         FROM runs WHERE id = ANY($1::int8[]) ORDER BY id`,
+      [[known.id, unknown.id]],
+    );
+    expect(rows[0]).toMatchObject({ fired: known.due_at_ms + 7, lag_ms: 7 });
+    expect(rows[1].fired).toBe(rows[1].release);
+    expect(rows[1].lag_ms).toBeGreaterThanOrEqual(0);
+  });
+
   it('with the right delivery: run completed, job completed, lease cleared', async () => {
     const run = await firedRun();
     expect(run.lease_expires_at_ms).not.toBeNull();

@@ -59,10 +59,21 @@ RETURNING ${FIRED_COLUMNS}`;
 /** Identity of one delivery: $1 run id, $2 fence, $3 deliveries, $7 shard. */
 const DELIVERY_MATCHES = `r.id = $1 AND r.shard = $7 AND r.status = 'fired' AND r.fence = $2 AND r.deliveries = $3`;
 
-/** The hand-off time $6 (epoch ms, null = unknown) as fired_at, unless one is recorded already. */
+/** The hand-off time `sentAt` (epoch ms, null = unknown) as fired_at, unless one is recorded already. */
 const RECORD_FIRED = (sentAt: string): string =>
   `fired_at = coalesce(r.fired_at, to_timestamp(${sentAt}::int8 / 1000.0)),
   lag_ms = coalesce(r.lag_ms, ${sentAt}::int8 - extract(epoch FROM r.due_at) * 1000)`;
+
+/**
+ * For an answer: the run was handed out, so when the answering daemon does
+ * not know when (the answer came on another stream than the delivery, or
+ * after a reconnect), fired_at is its earliest possible hand-off, the release
+ * time greatest(claimed_at, due_at), rather than nothing.
+ */
+const RECORD_ANSWERED = (sentAt: string): string =>
+  `fired_at = coalesce(r.fired_at, to_timestamp(${sentAt}::int8 / 1000.0), greatest(r.claimed_at, r.due_at)),
+  lag_ms = coalesce(r.lag_ms, ${sentAt}::int8 - extract(epoch FROM r.due_at) * 1000,
+    greatest(0, (extract(epoch FROM r.claimed_at) - extract(epoch FROM r.due_at)) * 1000))`;
 
 /**
  * completeRuns — fired → completed, and each one-shot job → completed, for a
@@ -73,7 +84,7 @@ const RECORD_FIRED = (sentAt: string): string =>
 export const COMPLETE_RUNS = `
 WITH d AS (SELECT * FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[]) AS d(id, fence, deliveries, shard, sent_at)),
 run_out AS (
-  UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL, ${RECORD_FIRED('d.sent_at')}
+  UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL, ${RECORD_ANSWERED('d.sent_at')}
   FROM d WHERE r.id = d.id AND r.shard = ANY($4::int[]) AND r.shard = d.shard
     AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries
   RETURNING r.id, r.job_id, r.shard, d.fence, d.deliveries
@@ -99,7 +110,7 @@ FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard WHERE r.id = $1
 export const FAIL_RUN = `
 WITH run_out AS (
   UPDATE runs r SET status = CASE WHEN $4::bool AND r.attempt < j.max_attempts THEN 'failed' ELSE 'dead' END,
-    error = $5, finished_at = now(), lease_expires_at = NULL, ${RECORD_FIRED('$8')}
+    error = $5, finished_at = now(), lease_expires_at = NULL, ${RECORD_ANSWERED('$8')}
   FROM jobs j
   WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id AND j.shard = r.shard
   RETURNING r.id, r.job_id, r.shard, r.queue, r.priority, r.attempt, r.status, r.idempotency_key
@@ -127,7 +138,7 @@ FROM run_out LEFT JOIN retry ON true`;
 export const HEARTBEAT_RUN = `
 UPDATE runs r SET lease_expires_at = CASE WHEN r.lease_expires_at IS NULL THEN NULL
     ELSE now() + j.lease_ms * interval '1 millisecond' END,
-  progress = COALESCE($4, r.progress), checkpoint = COALESCE($5, r.checkpoint), ${RECORD_FIRED('$6')}
+  progress = COALESCE($4, r.progress), checkpoint = COALESCE($5, r.checkpoint), ${RECORD_ANSWERED('$6')}
 FROM jobs j
 WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id AND j.shard = r.shard
 RETURNING (extract(epoch FROM r.lease_expires_at) * 1000)::int8 AS lease_expires_at_ms`;
