@@ -240,7 +240,7 @@ export class ShardLeaseManager {
         return;
       }
       this.held.set(shard, lease);
-      this.log.info({ shard, fence: lease.fence, backend: this.backend.kind }, 'shard lease: acquired');
+      this.log.debug({ shard, fence: lease.fence, backend: this.backend.kind }, 'shard lease: acquired');
       this.runOnAcquired(lease);
     } catch (err) {
       this.log.error({ err, shard }, 'shard lease: acquire threw (backend bug)');
@@ -327,7 +327,7 @@ export class ShardLeaseManager {
   private leave(shard: number, lease: ShardLease, reason: string): void {
     this.held.delete(shard);
     const log = { shard, fence: lease.fence, reason };
-    if (reason === LOST_RELEASED) this.log.info(log, 'shard lease: released');
+    if (reason === LOST_RELEASED) this.log.debug(log, 'shard lease: released');
     else this.log.warn(log, 'shard lease: lost');
     try {
       this.hooks.onLost(shard, reason);

