@@ -9,7 +9,7 @@
  * daemon never loses a shard (no `timelane_shards_lost_total`, no "lease
  * lost" log line, the owned-shards gauge never dips, every shard still owned
  * here under the fence it had before the storm), and runs due during the
- * storm fire less than a second late — including one scheduled in the middle
+ * storm fire within MAX_LATE_MS — including one scheduled in the middle
  * of it, whose Schedule call must not queue behind the reads either.
  *
  * Before the lease statements had a pool of their own this failed every time:
@@ -58,7 +58,13 @@ const STORM_EXTRA_MS = 10_000;
 const PROBE_OFFSETS_MS = [1_000, 2_000, 3_000, 4_000, 5_000];
 /** A run scheduled in the middle of the storm is due this long after it is scheduled. */
 const MID_STORM_DELAY_MS = 2_000;
-const MAX_LATE_MS = 1_000;
+/**
+ * Runs due during the storm fire within this. The storm saturates the daemon's
+ * event loop (thousands of refused calls a second on top of the served pages),
+ * and in CI another test file shares the two cores: measured 70–1,170 ms.
+ * Before the lease pool split, runs fired up to 6.4 s late with the shards lost.
+ */
+const MAX_LATE_MS = 2_500;
 /** Ingest is not starved by reads: a Schedule in the middle of the storm answers within this. */
 const MAX_SCHEDULE_MS = 1_500;
 
