@@ -13,9 +13,10 @@
  * through. The daemon wires it to leases and gRPC and runs its life cycle;
  * integration tests build this very component.
  *
- * States: constructed → running (start) → draining (stop: no new fires;
+ * States: constructed → running (start) → draining (drain: no new fires;
  * claims in flight finish and claimed runs are released to workers, since
- * they are `fired` in Postgres) → stopped.
+ * they are `fired` in Postgres; runs still parked for worker credit go back
+ * with their lease ended, for the next owner to redeliver) → stopped (stop).
  *
  * Owns its pools' use, not the pools: claims, answers and window work each get
  * connections no API query can take (DESIGN: work that proves ownership never
