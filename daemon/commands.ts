@@ -85,7 +85,13 @@ export function registerDaemonCommands(program: Command): void {
         onOrphanStopped: (pid) =>
           process.stderr.write(`timelane dev: stopped the embedded PostgreSQL (pid ${pid}) that an earlier dev daemon left running in ${o.dataDir}\n`),
       });
-      const config = resolveConfig({ ...flags, databaseUrl: flags.databaseUrl ?? pg.url, migrateOnStart: true, memberId: flags.memberId ?? 'dev' });
+      const config = resolveConfig({
+        ...flags,
+        databaseUrl: flags.databaseUrl ?? pg.url,
+        migrateOnStart: true,
+        memberId: flags.memberId ?? 'dev',
+        logFormat: flags.logFormat ?? process.env.TIMELANE_LOG_FORMAT ?? 'pretty',
+      });
       const daemon = new Daemon(config);
       const handle = pg;
       await runUntilSignal(daemon, () => handle.stop());

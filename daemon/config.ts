@@ -59,6 +59,8 @@ export interface DaemonConfig {
   migrateOnStart: boolean;
   /** Log level: fatal, error, warn, info, debug, trace, silent. */
   logLevel: string;
+  /** Log format: json (production) or pretty (human-readable, `timelane dev`'s default). */
+  logFormat: string;
 }
 
 export interface OptionSpec {
@@ -96,6 +98,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'maxPayloadBytes', flag: '--max-payload-bytes <n>', env: 'TIMELANE_MAX_PAYLOAD_BYTES', description: 'largest accepted payload', default: 262_144 },
   { key: 'migrateOnStart', flag: '--migrate-on-start', env: 'TIMELANE_MIGRATE_ON_START', description: 'apply migrations at start (dev); production runs `timelane migrate`', default: false },
   { key: 'logLevel', flag: '--log-level <level>', env: 'TIMELANE_LOG_LEVEL', description: 'fatal|error|warn|info|debug|trace|silent', default: 'info' },
+  { key: 'logFormat', flag: '--log-format <format>', env: 'TIMELANE_LOG_FORMAT', description: 'json (one object per line) or pretty (human-readable; `timelane dev` defaults to it)', default: 'json' },
 ];
 
 const NUMERIC_LIMITS: Partial<Record<keyof DaemonConfig, [number, number]>> = {
@@ -150,6 +153,7 @@ export function validateConfig(cfg: DaemonConfig): void {
     const v = cfg[key] as number;
     if (v < lo || v > hi) throw new Error(`${flagOf(key)}: must be between ${lo} and ${hi} (got ${v})`);
   }
+  if (cfg.logFormat !== 'json' && cfg.logFormat !== 'pretty') throw new Error(`--log-format: must be json or pretty (got "${cfg.logFormat}")`);
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(cfg.memberId)) throw new Error(`--member-id: 1..64 chars of [A-Za-z0-9_.-] (got "${cfg.memberId}")`);
   if (!/^[^:]+:\d+$|^\[[^\]]+\]:\d+$/.test(cfg.grpcAddress)) throw new Error(`--grpc-address: must be host:port (got "${cfg.grpcAddress}")`);
   if (cfg.metricsAddress && !/^[^:]+:\d+$/.test(cfg.metricsAddress)) throw new Error(`--metrics-address: must be host:port or "" (got "${cfg.metricsAddress}")`);

@@ -68,7 +68,7 @@ export class Daemon {
   cluster: ClusterMember | null = null;
 
   constructor(readonly config: DaemonConfig) {
-    this.log = createLogger(config.logLevel, { member: config.memberId });
+    this.log = createLogger(config.logLevel, { member: config.memberId }, config.logFormat === 'pretty' ? 'pretty' : 'json');
   }
 
   /** The bound gRPC port (useful with port 0). */
