@@ -90,6 +90,7 @@ export class Daemon {
     this.leaseDb = pool(LEASE_POOL_SIZE);
     const enginePools = { claim: pool(MAX_CLAIMS_IN_FLIGHT + 1), answer: pool(ANSWER_POOL_SIZE), window: pool(WINDOW_POOL_SIZE) };
     ({ shardCount: this.shardCount } = await checkSchema(this.db, cfg.databaseSchema));
+    this.metrics.shardCount.set(this.shardCount);
 
     this.backend = this.createBackend();
     // The leases call back into the engine, built just below (and started after it).
@@ -225,8 +226,10 @@ export class Daemon {
     try {
       const { skewMs } = await measureClockSkew(this.db);
       this.metrics.clockSkew.set(skewMs);
+      this.metrics.postgresUp.set(1);
     } catch {
-      /* Postgres away: the gauge keeps its last value */
+      // Postgres away: the skew gauge keeps its last value.
+      this.metrics.postgresUp.set(0);
     }
   }
 
@@ -234,6 +237,7 @@ export class Daemon {
     this.metrics.runsInWindow.set(this.engine.lane.size);
     this.metrics.ownedShards.set(this.leases.ownedShards().length);
     this.metrics.readyBacklog.set(this.engine.hub.backlog);
+    if (this.redis) this.metrics.redisUp.set(this.redis.status === 'ready' ? 1 : 0);
   }
 
   private apiContext(): ApiContext {

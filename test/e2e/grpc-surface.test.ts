@@ -233,6 +233,10 @@ describe('GET /metrics', () => {
     const skew = metricValue(body, 'timelane_clock_skew_ms');
     expect(Number.isFinite(skew)).toBe(true);
     expect(Math.abs(skew!)).toBeLessThan(1_000); // same machine
+    // What the alerts in ops/prometheus compare: shards owned against the count, stores up.
+    expect(metricValue(body, 'timelane_shard_count')).toBe(SHARDS);
+    expect(metricValue(body, 'timelane_postgres_up')).toBe(1);
+    expect(metricValue(body, 'timelane_redis_up')).toBe(1);
 
     const notFound = await fetch(`http://127.0.0.1:${metricsPort}/nope`);
     expect(notFound.status).toBe(404);
