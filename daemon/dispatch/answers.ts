@@ -23,7 +23,7 @@ import {
   SELECT_RETRY_POLICY,
   SHARDS_OF_RUNS,
 } from '../db/queries/dispatch.js';
-import { failedPrecondition, notFound } from '../errors.js';
+import { TimelaneError, failedPrecondition, notFound } from '../errors.js';
 import { backoffMs } from './backoff.js';
 import { CompleteBatcher } from './complete-batcher.js';
 import type { DeliveryRef, RunRef } from '../run-ref.js';
@@ -81,7 +81,7 @@ export class Answers {
   async fail(d: AnsweredDelivery, retryable: boolean, message: string): Promise<FailOutcome> {
     const r = await this.resolveOne(d);
     let route = (): void => undefined;
-    const out = await transaction(this.db, async (tx) => {
+    const out = await retryIfUnavailable(() => transaction(this.db, async (tx) => {
       const policy = await query<{ attempt: number; max_attempts: number; initial_backoff_ms: number; max_backoff_ms: number }>(
         tx,
         SELECT_RETRY_POLICY,
@@ -105,7 +105,7 @@ export class Answers {
           : null;
       if (retry) route = await this.router.inTransaction(tx, [retry]);
       return { status: row.status, retry };
-    });
+    }));
     if (!out) return refuse(this.db, r);
     route();
     return out;
@@ -113,15 +113,9 @@ export class Answers {
 
   async heartbeat(d: AnsweredDelivery, progress: number | null, checkpoint: Buffer | null): Promise<number | null> {
     const r = await this.resolveOne(d);
-    const { rows } = await query<{ lease_expires_at_ms: number | null }>(this.db, HEARTBEAT_RUN, [
-      r.runId,
-      r.fence,
-      r.deliveries,
-      progress,
-      checkpoint,
-      r.sentAtMs,
-      r.shard,
-    ]);
+    const { rows } = await retryIfUnavailable(() =>
+      query<{ lease_expires_at_ms: number | null }>(this.db, HEARTBEAT_RUN, [r.runId, r.fence, r.deliveries, progress, checkpoint, r.sentAtMs, r.shard]),
+    );
     if (rows.length === 0) return refuse(this.db, r);
     return rows[0].lease_expires_at_ms;
   }
@@ -152,13 +146,15 @@ export class Answers {
   private async completeBatch(items: readonly AnsweredDelivery[]): Promise<(Error | null)[]> {
     const ds = await this.resolve(items); // answered in this order
     const sorted = byRunId(ds);
-    const { rows } = await query<{ id: number; fence: number; deliveries: number }>(this.db, COMPLETE_RUNS, [
-      sorted.map((d) => d.runId),
-      sorted.map((d) => d.fence),
-      sorted.map((d) => d.deliveries),
-      sorted.map((d) => d.shard),
-      sorted.map((d) => d.sentAtMs),
-    ]);
+    const { rows } = await retryIfUnavailable(() =>
+      query<{ id: number; fence: number; deliveries: number }>(this.db, COMPLETE_RUNS, [
+        sorted.map((d) => d.runId),
+        sorted.map((d) => d.fence),
+        sorted.map((d) => d.deliveries),
+        sorted.map((d) => d.shard),
+        sorted.map((d) => d.sentAtMs),
+      ]),
+    );
     // Keyed by the whole delivery: a superseded copy in the same batch is refused.
     const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
     const done = new Set(rows.map((r) => key(r.id, r.fence, r.deliveries)));
@@ -177,6 +173,29 @@ export class Answers {
     const shardOf = new Map(rows.map((r) => [r.id, r.shard]));
     // An unknown run gets shard -1: its statement matches nothing and it is refused as not found.
     return ds.map((d) => ({ ...d, shard: d.shard ?? shardOf.get(d.runId) ?? -1 }));
+  }
+}
+
+/** Retries of an answer statement when Postgres was unreachable, 50 then 100 ms apart. */
+const ANSWER_RETRIES = 2;
+const ANSWER_RETRY_MS = 50;
+
+/**
+ * Runs an answer statement, and again (ANSWER_RETRIES times) if Postgres was
+ * unreachable: after a Postgres restart, connections that were in use are
+ * dead, and a statement on one fails although Postgres is back (the pool
+ * drops that connection; a retry gets a live one). Every answer statement is one
+ * conditional transition, so a retry after a commit whose reply was lost
+ * changes nothing (the answer is then refused as already applied).
+ */
+async function retryIfUnavailable<T>(statement: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (err) {
+      if (!(err instanceof TimelaneError && err.kind === 'unavailable') || attempt > ANSWER_RETRIES) throw err;
+      await new Promise((r) => setTimeout(r, ANSWER_RETRY_MS * attempt));
+    }
   }
 }
 
