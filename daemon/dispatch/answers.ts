@@ -64,6 +64,8 @@ export class Answers {
   private readonly completes: CompleteBatcher<AnsweredDelivery>;
 
   private readonly writes = new Set<Promise<void>>();
+  /** Hand-off times of answers that could not be written (see recordHandOffs). */
+  private readonly unwrittenHandOffs: HandedOut[] = [];
 
   constructor(
     /** The answer pool: never shared with API reads. */
@@ -81,7 +83,7 @@ export class Answers {
   async fail(d: AnsweredDelivery, retryable: boolean, message: string): Promise<FailOutcome> {
     const r = await this.resolveOne(d);
     let route = (): void => undefined;
-    const out = await retryIfUnavailable(() => transaction(this.db, async (tx) => {
+    const out = await this.keepingHandOffs([r], () => retryIfUnavailable(() => transaction(this.db, async (tx) => {
       const policy = await query<{ attempt: number; max_attempts: number; initial_backoff_ms: number; max_backoff_ms: number }>(
         tx,
         SELECT_RETRY_POLICY,
@@ -105,7 +107,7 @@ export class Answers {
           : null;
       if (retry) route = await this.router.inTransaction(tx, [retry]);
       return { status: row.status, retry };
-    }));
+    })));
     if (!out) return refuse(this.db, r);
     route();
     return out;
@@ -113,9 +115,9 @@ export class Answers {
 
   async heartbeat(d: AnsweredDelivery, progress: number | null, checkpoint: Buffer | null): Promise<number | null> {
     const r = await this.resolveOne(d);
-    const { rows } = await retryIfUnavailable(() =>
+    const { rows } = await this.keepingHandOffs([r], () => retryIfUnavailable(() =>
       query<{ lease_expires_at_ms: number | null }>(this.db, HEARTBEAT_RUN, [r.runId, r.fence, r.deliveries, progress, checkpoint, r.sentAtMs, r.shard]),
-    );
+    ));
     if (rows.length === 0) return refuse(this.db, r);
     return rows[0].lease_expires_at_ms;
   }
@@ -138,15 +140,44 @@ export class Answers {
     await Promise.allSettled([...this.writes]);
   }
 
-  /** Writes `fired_at` for deliveries handed out and not answered yet. */
+  /**
+   * Writes `fired_at` for deliveries handed out and not answered yet, and for
+   * answered ones whose answer could not be written (Postgres away): the
+   * hand-off happened, whatever became of the answer. Those are kept until a
+   * write succeeds.
+   */
   async recordHandOffs(ds: readonly HandedOut[]): Promise<void> {
-    if (ds.length > 0) await query(this.db, RECORD_HAND_OFFS, deliveryArrays(ds));
+    const all = [...ds, ...this.unwrittenHandOffs.splice(0)];
+    if (all.length === 0) return;
+    try {
+      await query(this.db, RECORD_HAND_OFFS, deliveryArrays(all));
+    } catch (err) {
+      this.keepHandOffs(all);
+      throw err;
+    }
+  }
+
+  /** An answer failed for want of Postgres: keep its hand-off time for recordHandOffs. */
+  private keepHandOffs(ds: readonly (AnsweredDelivery | HandedOut)[]): void {
+    for (const d of ds)
+      if (d.sentAtMs !== null && d.shard !== null && this.unwrittenHandOffs.length < MAX_UNWRITTEN_HAND_OFFS)
+        this.unwrittenHandOffs.push({ runId: d.runId, shard: d.shard, fence: d.fence, deliveries: d.deliveries, sentAtMs: d.sentAtMs });
+  }
+
+  /** Runs `write`; if Postgres was away (after retries), keeps the hand-off times of `ds`. */
+  private async keepingHandOffs<T>(ds: readonly AnsweredDelivery[], write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if (err instanceof TimelaneError && err.kind === 'unavailable') this.keepHandOffs(ds);
+      throw err;
+    }
   }
 
   private async completeBatch(items: readonly AnsweredDelivery[]): Promise<(Error | null)[]> {
     const ds = await this.resolve(items); // answered in this order
     const sorted = byRunId(ds);
-    const { rows } = await retryIfUnavailable(() =>
+    const { rows } = await this.keepingHandOffs(ds, () => retryIfUnavailable(() =>
       query<{ id: number; fence: number; deliveries: number }>(this.db, COMPLETE_RUNS, [
         sorted.map((d) => d.runId),
         sorted.map((d) => d.fence),
@@ -154,7 +185,7 @@ export class Answers {
         sorted.map((d) => d.shard),
         sorted.map((d) => d.sentAtMs),
       ]),
-    );
+    ));
     // Keyed by the whole delivery: a superseded copy in the same batch is refused.
     const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
     const done = new Set(rows.map((r) => key(r.id, r.fence, r.deliveries)));
@@ -178,6 +209,8 @@ export class Answers {
 
 /** Retries of an answer statement when Postgres was unreachable, 50 then 100 ms apart. */
 const ANSWER_RETRIES = 2;
+/** Most hand-off times kept while Postgres is away (beyond that, a redelivery's answer records one). */
+const MAX_UNWRITTEN_HAND_OFFS = 100_000;
 const ANSWER_RETRY_MS = 50;
 
 /**

@@ -234,8 +234,6 @@ export class FireEngine {
    */
   async recordHandOffs(olderThanMs = RECORD_HAND_OFF_AFTER_MS): Promise<void> {
     const due = this.hub.takeUnrecorded(this.opts.clock.wallNow() - olderThanMs + 1);
-    if (due.length === 0) return;
-    await this.answers.recordHandOffs(due);
+    await this.answers.recordHandOffs(due); // also those of answers Postgres could not take
   }
-
 }
