@@ -5,6 +5,8 @@
  *   to place it in the heap, route it to its shard's owner and claim it.
  * - DeliveryRef: one hand-out of a fired run — what an answer must echo, so
  *   an answer for a superseded delivery changes nothing.
+ * - HandOff: a DeliveryRef with when it was handed to a worker stream, which
+ *   every write that records `fired_at` needs.
  */
 
 export interface RunRef {
@@ -21,6 +23,16 @@ export interface DeliveryRef {
   shard: number | null;
   fence: number;
   deliveries: number;
+}
+
+/** A hand-out and when it reached a worker stream (null: not known to this daemon, or never sent). */
+export interface HandOff extends DeliveryRef {
+  sentAtMs: number | null;
+}
+
+/** A hand-off whose shard is known: every one this daemon made itself. */
+export interface KnownHandOff extends HandOff {
+  shard: number;
 }
 
 /** The row shape every window/status query returns for a scheduled run. */

@@ -26,7 +26,7 @@ import {
 import { TimelaneError, failedPrecondition, notFound } from '../errors.js';
 import { backoffMs } from './backoff.js';
 import { CompleteBatcher } from './complete-batcher.js';
-import type { DeliveryRef, RunRef } from '../run-ref.js';
+import type { HandOff, KnownHandOff, RunRef } from '../run-ref.js';
 
 /**
  * Where a retry goes: the engine's router (daemon/engine/router.ts), told
@@ -36,28 +36,15 @@ export interface RetryRouting {
   inTransaction(tx: Queryable, runs: readonly RunRef[]): Promise<() => void>;
 }
 
-/** An answer's delivery, with the hand-off time when this daemon made it (null: unknown here). */
-export interface AnsweredDelivery extends DeliveryRef {
-  sentAtMs: number | null;
-}
+/** An answer's delivery, with the hand-off time when this daemon made it. */
+export type AnsweredDelivery = HandOff;
 
-/** A delivery this daemon handed out, shard and hand-off time known. */
-export interface HandedOut {
-  runId: number;
-  shard: number;
-  fence: number;
-  deliveries: number;
-  /** Null for a run claimed and never sent (parked for credit at shutdown). */
-  sentAtMs: number | null;
-}
+/** A delivery this daemon handed out (or claimed and never sent: sentAtMs null). */
+export type HandedOut = KnownHandOff;
 
 export interface FailOutcome {
   status: 'failed' | 'dead';
   retry: RunRef | null;
-}
-
-interface Resolved extends AnsweredDelivery {
-  shard: number;
 }
 
 export class Answers {
@@ -84,6 +71,7 @@ export class Answers {
     const r = await this.resolveOne(d);
     let route = (): void => undefined;
     const out = await this.keepingHandOffs([r], () => retryIfUnavailable(() => transaction(this.db, async (tx) => {
+      route = () => undefined; // a retried attempt must not route what a rolled-back one wrote
       const policy = await query<{ attempt: number; max_attempts: number; initial_backoff_ms: number; max_backoff_ms: number }>(
         tx,
         SELECT_RETRY_POLICY,
@@ -158,7 +146,7 @@ export class Answers {
   }
 
   /** An answer failed for want of Postgres: keep its hand-off time for recordHandOffs. */
-  private keepHandOffs(ds: readonly (AnsweredDelivery | HandedOut)[]): void {
+  private keepHandOffs(ds: readonly HandOff[]): void {
     for (const d of ds)
       if (d.sentAtMs !== null && d.shard !== null && this.unwrittenHandOffs.length < MAX_UNWRITTEN_HAND_OFFS)
         this.unwrittenHandOffs.push({ runId: d.runId, shard: d.shard, fence: d.fence, deliveries: d.deliveries, sentAtMs: d.sentAtMs });
@@ -192,14 +180,14 @@ export class Answers {
     return Promise.all(ds.map((d) => (done.has(key(d.runId, d.fence, d.deliveries)) ? null : refuse(this.db, d).catch((err: Error) => err))));
   }
 
-  private async resolveOne(d: AnsweredDelivery): Promise<Resolved> {
+  private async resolveOne(d: AnsweredDelivery): Promise<KnownHandOff> {
     return (await this.resolve([d]))[0];
   }
 
   /** Fills in the shard of answers that did not carry one (not the hot path: current clients echo it). */
-  private async resolve(ds: readonly AnsweredDelivery[]): Promise<Resolved[]> {
+  private async resolve(ds: readonly AnsweredDelivery[]): Promise<KnownHandOff[]> {
     const unknown = ds.filter((d) => d.shard === null).map((d) => d.runId);
-    if (unknown.length === 0) return ds as Resolved[];
+    if (unknown.length === 0) return ds as KnownHandOff[];
     const { rows } = await query<{ id: number; shard: number }>(this.db, SHARDS_OF_RUNS, [unknown]);
     const shardOf = new Map(rows.map((r) => [r.id, r.shard]));
     // An unknown run gets shard -1: its statement matches nothing and it is refused as not found.
@@ -241,7 +229,7 @@ function deliveryArrays(unsorted: readonly HandedOut[]): unknown[] {
 }
 
 /** Explains why a delivery no longer matches, as the error the worker gets. */
-async function refuse(db: Queryable, d: Resolved): Promise<never> {
+async function refuse(db: Queryable, d: KnownHandOff): Promise<never> {
   const { rows } = await query<{ status: string; fence: number; deliveries: number }>(db, DESCRIBE_DELIVERY, [d.runId, d.shard]);
   const now = rows[0];
   if (!now) throw notFound(`run ${d.runId}`);

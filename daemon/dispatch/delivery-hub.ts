@@ -19,11 +19,10 @@
  * hands it out again while the worker is working on it.
  */
 import type { FiredRunRow } from '../db/queries/columns.js';
-import type { DeliveryRef } from '../run-ref.js';
+import type { KnownHandOff } from '../run-ref.js';
 
 /** A delivery in flight on a stream: its reference, and when it was handed to the stream. */
-export interface DeliveryIdentity extends DeliveryRef {
-  shard: number;
+export interface DeliveryIdentity extends KnownHandOff {
   /** Wall-clock epoch ms of the hand-off to the stream: the run's recorded `fired_at`. */
   sentAtMs: number;
   /** Whether `sentAtMs` has been written to Postgres already (see takeUnrecorded). */

@@ -21,6 +21,7 @@ import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis
 import { track, untrack } from '../helpers/tracked.js';
 import {
   closeClient,
+  closeGrpcClient,
   closeStream,
   collectRuns,
   daemonProblems,
@@ -57,10 +58,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (raw) {
-    raw.close();
-    untrack(raw);
-  }
+  closeGrpcClient(raw);
   closeClient(client);
   await stopDaemon(daemon);
   await deleteRedisPrefix(prefix);

@@ -20,8 +20,8 @@ import type { WorkResponse__Output } from '../../proto/gen/timelane/v1/WorkRespo
 import type { DeliveredRun__Output } from '../../proto/gen/timelane/v1/DeliveredRun.js';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { track, untrack } from '../helpers/tracked.js';
-import { closeClient, openClient, startDaemon, stopDaemon, waitForOwnedShards, waitUntil } from '../helpers/e2e.js';
+import { track } from '../helpers/tracked.js';
+import { closeClient, closeGrpcClient, openClient, startDaemon, stopDaemon, waitForOwnedShards, waitUntil } from '../helpers/e2e.js';
 
 const SHARDS = 4;
 const PAYLOAD = 256 * 1024;
@@ -42,10 +42,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (raw) {
-    raw.close();
-    untrack(raw);
-  }
+  closeGrpcClient(raw);
   closeClient(client);
   await stopDaemon(daemon);
   await db?.drop();

@@ -7,7 +7,7 @@
 import { OPTION_SPECS } from '../../daemon/config.js';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ServiceError } from '@grpc/grpc-js';
+import type { Client as GrpcClient, ServiceError } from '@grpc/grpc-js';
 import { DaemonProcess, type DaemonProcessOptions } from '../../ops/local/daemon-process.js';
 import { createWorker, TimelaneClient, type Worker, type WorkerOptions } from '../../clients/index.js';
 import type { DeliveredRunInfo } from '../../clients/types.js';
@@ -71,6 +71,13 @@ export function daemonProblems(d: DaemonProcess, minLevel = 50): string[] {
 }
 
 // ------------------------------------------------------------- clients ---
+
+/** Closes a raw grpc-js client that was opened with track(). */
+export function closeGrpcClient(c: GrpcClient | undefined): void {
+  if (!c) return;
+  c.close();
+  untrack(c);
+}
 
 export function openClient(address: string, timeoutMs = 10_000): TimelaneClient {
   return track(new TimelaneClient(address, { timeoutMs }), `client ${address}`);
