@@ -32,6 +32,8 @@ import { connectRedis, waitReady } from './coord/redis-client.js';
 import { MAX_CLAIMS_IN_FLIGHT } from './dispatch/claimer.js';
 import { FireEngine } from './engine/fire-engine.js';
 import { SchedulingService } from './scheduling/scheduling-service.js';
+import { LocalPermits, RedisPermits } from './dispatch/queue-limits.js';
+import { RecurringService } from './recurring/recurring-service.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import type { ApiContext } from './grpc/context.js';
 import { measureClockSkew } from './clock-skew.js';
@@ -60,6 +62,7 @@ export class Daemon {
   engine!: FireEngine;
   leases!: ShardLeaseManager;
   private scheduling!: SchedulingService;
+  private recurring!: RecurringService;
   private grpc: GrpcServer | null = null;
   private metricsServer: http.Server | null = null;
   private skewTimer: NodeJS.Timeout | null = null;
@@ -128,12 +131,21 @@ export class Daemon {
       reapIntervalMs: cfg.reapIntervalMs,
       claimAheadMs: cfg.claimAheadMs,
       listen: clientConfig(dbOpts),
+      // Per-queue limits hold across the cluster through Redis; a daemon without Redis is alone.
+      permits: this.redis ? new RedisPermits(this.redis, cfg.redisPrefix) : new LocalPermits(),
     });
     this.scheduling = new SchedulingService({
       db: this.db,
       schema: cfg.databaseSchema,
       shardCount: this.shardCount,
       router: this.engine.router,
+    });
+    this.recurring = new RecurringService({
+      db: this.db,
+      shardCount: this.shardCount,
+      router: this.engine.router,
+      wallNow: () => this.clock.wallNow(),
+      forgetRun: (runId) => this.engine.forget(runId),
     });
 
     this.grpc = await startGrpcServer(this.apiContext(), cfg.grpcAddress);
@@ -261,9 +273,11 @@ export class Daemon {
       limits: { maxPayloadBytes: this.config.maxPayloadBytes, defaultLeaseMs: this.config.defaultRunLeaseMs },
       wallNow: () => this.clock.wallNow(),
       scheduling: this.scheduling,
+      recurring: this.recurring,
       hub: this.engine.hub,
       forgetRun: (runId) => this.engine.forget(runId),
       onStreamClosed: () => this.engine.redeliverNow(),
+      onLimitsChanged: () => void this.engine.queueLimits.refresh().catch(() => undefined),
       listShards: () => listShards(view),
       listMembers: async () => listMembers(view),
     };

@@ -27,6 +27,12 @@ export class Metrics {
   readonly redelivered = new Counter({ name: 'timelane_runs_redelivered_total', help: 'Runs handed out again after their delivery lease expired', registers: [this.registry] });
   readonly scheduled = new Counter({ name: 'timelane_runs_scheduled_total', help: 'Runs scheduled through this daemon', registers: [this.registry] });
   readonly rejectedAnswers = new Counter({ name: 'timelane_answers_rejected_total', help: 'Worker answers rejected as superseded', registers: [this.registry] });
+  readonly occurrences = new Counter({
+    name: 'timelane_occurrences_total',
+    help: 'Occurrences of recurring jobs by outcome: scheduled (made a run), missed (outside the catch-up window), skipped / buffered (overlap policy)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
   readonly claimMisses = new Counter({ name: 'timelane_claim_misses_total', help: 'Runs popped from the heap that the fenced claim did not return', registers: [this.registry] });
   readonly runsInWindow = new Gauge({ name: 'timelane_runs_in_window', help: 'Runs held in the fast lane', registers: [this.registry] });
   readonly ownedShards = new Gauge({ name: 'timelane_owned_shards', help: 'Shards this daemon holds a lease on', registers: [this.registry] });

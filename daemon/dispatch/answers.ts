@@ -43,7 +43,8 @@ export type AnsweredDelivery = HandOff;
 export type HandedOut = KnownHandOff;
 
 export interface FailOutcome {
-  status: 'failed' | 'dead';
+  /** failed: a retry follows; dead: none; cancelled: its worker had been asked to stop it. */
+  status: 'failed' | 'dead' | 'cancelled';
   retry: RunRef | null;
 }
 
@@ -67,7 +68,7 @@ export class Answers {
     return this.completes.completeAll(ds);
   }
 
-  async fail(d: AnsweredDelivery, retryable: boolean, message: string): Promise<FailOutcome> {
+  async fail(d: AnsweredDelivery, retryable: boolean, message: string, workerId: string | null = null): Promise<FailOutcome> {
     const r = await this.resolveOne(d);
     let route = (): void => undefined;
     const out = await this.keepingHandOffs([r], () => retryIfUnavailable(() => transaction(this.db, async (tx) => {
@@ -81,12 +82,12 @@ export class Answers {
       if (!p) throw notFound(`run ${r.runId}`);
       const wait = backoffMs(p.attempt, { initialBackoffMs: p.initial_backoff_ms, maxBackoffMs: p.max_backoff_ms });
       const { rows } = await query<{
-        status: 'failed' | 'dead';
+        status: FailOutcome['status'];
         retry_id: number | null;
         retry_shard: number | null;
         retry_priority: number | null;
         retry_due_at_ms: number | null;
-      }>(tx, FAIL_RUN, [r.runId, r.fence, r.deliveries, retryable, message, wait, r.shard, r.sentAtMs]);
+      }>(tx, FAIL_RUN, [r.runId, r.fence, r.deliveries, retryable, message, wait, r.shard, r.sentAtMs, workerId]);
       const row = rows[0];
       if (!row) return null;
       const retry: RunRef | null =
@@ -101,10 +102,10 @@ export class Answers {
     return out;
   }
 
-  async heartbeat(d: AnsweredDelivery, progress: number | null, checkpoint: Buffer | null): Promise<number | null> {
+  async heartbeat(d: AnsweredDelivery, progress: number | null, checkpoint: Buffer | null, workerId: string | null = null): Promise<number | null> {
     const r = await this.resolveOne(d);
     const { rows } = await this.keepingHandOffs([r], () => retryIfUnavailable(() =>
-      query<{ lease_expires_at_ms: number | null }>(this.db, HEARTBEAT_RUN, [r.runId, r.fence, r.deliveries, progress, checkpoint, r.sentAtMs, r.shard]),
+      query<{ lease_expires_at_ms: number | null }>(this.db, HEARTBEAT_RUN, [r.runId, r.fence, r.deliveries, progress, checkpoint, r.sentAtMs, r.shard, workerId]),
     ));
     if (rows.length === 0) return refuse(this.db, r);
     return rows[0].lease_expires_at_ms;

@@ -4,9 +4,11 @@
  * Only what the claim returns is delivered.
  *
  * A popped run the claim did not return is one of: cancelled, already fired,
- * rescheduled later, or on a shard whose fence moved on. The last means
- * ownership is lost: the shard is dropped and nothing more fires for it. Runs
- * still scheduled are offered back (a reschedule the notification missed).
+ * rescheduled later, held back by its recurring job's overlap policy, or on a
+ * shard whose fence moved on. The last means ownership is lost: the shard is
+ * dropped and nothing more fires for it. Runs held back by overlap become
+ * skipped or buffered (OVERLAP_BLOCKED). Runs still scheduled are offered
+ * back (a reschedule the notification missed).
  * A claim that errors (Postgres away) offers its runs back after a pause: an
  * unknown outcome is safe, since a second claim of a fired run returns nothing.
  */
@@ -19,6 +21,8 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { runRefOf, type RunRef } from '../run-ref.js';
 import { dropStaleShards, type ShardFences } from '../coord/fence.js';
+import { CANCEL_OTHERS, OVERLAP_BLOCKED } from '../db/queries/recurring.js';
+import { plainArray } from '../scheduling/pg-arrays.js';
 
 export type { ShardFences } from '../coord/fence.js';
 
@@ -32,6 +36,8 @@ export interface ClaimDeps {
   deliver: (run: FiredRunRow) => void;
   /** Puts runs back in the window (they are still scheduled). */
   reoffer: (run: RunRef) => void;
+  /** Tells the worker of a running run to stop (overlap cancel_other). */
+  cancelRunning: (runId: number, reason: string) => void;
   metrics: Metrics;
   log: Logger;
   wallNow: () => number;
@@ -150,9 +156,34 @@ export class Claimer {
     this.deps.metrics.claimMisses.inc(missed.length);
     const missedShards = new Map([...new Set(missed.map((m) => m.shard))].map((s) => [s, fences.get(s) ?? 0]));
     const stale = await dropStaleShards(this.deps.readDb, this.deps.fences, missedShards, this.deps.log);
-    const maybe = missed.filter((m) => !stale.has(m.shard));
+    const live = missed.filter((m) => !stale.has(m.shard));
+    if (live.length === 0) return;
+    const held = await resolveOverlaps(this.deps.readDb, live, fences);
+    for (const outcome of ['skipped', 'buffered'] as const) {
+      const n = held.filter((h) => h.status === outcome).length;
+      if (n > 0) this.deps.metrics.occurrences.inc({ outcome }, n);
+    }
+    const cancelOthers = held.filter((h) => h.overlap === 'cancel_other' && h.status === 'buffered').map((h) => h.id);
+    if (cancelOthers.length > 0) {
+      const shards = [...new Set(live.map((r) => r.shard))];
+      const { rows } = await query<{ id: number }>(this.deps.readDb, CANCEL_OTHERS, [plainArray(cancelOthers), plainArray(shards)]);
+      for (const r of rows) this.deps.cancelRunning(r.id, 'a newer occurrence is due (overlap cancel_other)');
+    }
+    const heldIds = new Set(held.map((h) => h.id));
+    const maybe = live.filter((m) => !heldIds.has(m.runId));
     if (maybe.length === 0) return;
     const { rows: still } = await query<WindowRow>(this.deps.readDb, SCHEDULED_STATUS, [maybe.map((m) => m.runId), [...new Set(maybe.map((m) => m.shard))]]);
     for (const r of still) this.deps.reoffer(runRefOf(r));
   }
+}
+
+/** Runs the claim held back for their job's overlap policy become skipped or buffered (fenced, like the claim). */
+async function resolveOverlaps(db: Db, runs: readonly RunRef[], fences: ReadonlyMap<number, number>): Promise<{ id: number; status: 'skipped' | 'buffered'; overlap: string }[]> {
+  const shards = [...new Set(runs.map((r) => r.shard))];
+  const { rows } = await query<{ id: number; status: 'skipped' | 'buffered'; overlap: string }>(db, OVERLAP_BLOCKED, [
+    plainArray(runs.map((r) => r.runId)),
+    plainArray(shards),
+    plainArray(shards.map((s) => fences.get(s) ?? 0)),
+  ]);
+  return rows;
 }

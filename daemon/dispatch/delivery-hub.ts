@@ -3,7 +3,8 @@
  * this daemon, within each stream's credit (max in flight).
  *
  * Owns: the open streams, each stream's in-flight deliveries, and per queue
- * a ready list of claimed runs waiting for credit. A run is in exactly one
+ * a ready queue of claimed runs waiting for credit (best first: priority,
+ * then due time; ready-queue.ts). A run is in exactly one
  * place: ready (claimed, not sent) or in flight on one stream. A redelivery
  * of a run replaces any older copy (it carries the newer delivery identity).
  *
@@ -20,9 +21,18 @@
  */
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { KnownHandOff } from '../run-ref.js';
+import { ReadyQueue } from './ready-queue.js';
+import type { QueueLimit, Refusal } from './queue-limits.js';
+
+/** A limited queue whose permit was refused retries after this long (the rate budget resets each second). */
+const PERMIT_RETRY_MS = 20;
+/** A permit lapses this long after it was taken unless given back (a daemon died holding it). */
+const PERMIT_MAX_MS = 3_600_000;
 
 /** A delivery in flight on a stream: its reference, and when it was handed to the stream. */
 export interface DeliveryIdentity extends KnownHandOff {
+  /** The run's queue (its limit's permit is given back when it settles). */
+  queue: string;
   /** Wall-clock epoch ms of the hand-off to the stream: the run's recorded `fired_at`. */
   sentAtMs: number;
   /** Whether `sentAtMs` has been written to Postgres already (see takeUnrecorded). */
@@ -45,6 +55,18 @@ export interface WorkerSink {
    * may gather the runs sent in one tick into one message.
    */
   send(run: FiredRunRow, sentAtMs: number): void;
+  /** Asks the worker to stop a run it holds (CancelRun). Sinks without it cannot be told. */
+  cancel?(delivery: DeliveryIdentity, reason: string): void;
+}
+
+/**
+ * Per-queue limits (queue-limits.ts). A queue with a limit has each hand-out
+ * wait for a permit; every other queue pays one map lookup.
+ */
+export interface DeliveryGate {
+  limitOf(queue: string): QueueLimit | undefined;
+  acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<true | Refusal>;
+  release(queue: string, runId: number): void;
 }
 
 /** Receives every run of every queue, with no credit limit: an in-process consumer (tests, embedding). */
@@ -58,14 +80,17 @@ interface StreamState {
 export class DeliveryHub {
   private readonly streams = new Map<number, StreamState>();
   private readonly byQueue = new Map<string, StreamState[]>();
-  private readonly ready = new Map<string, Map<number, FiredRunRow>>();
+  private readonly ready = new Map<string, ReadyQueue>();
   private readonly cursor = new Map<string, number>();
   private readyCount = 0;
+  /** Limited queues whose permit loop is running. */
+  private readonly permitting = new Set<string>();
 
   constructor(
     private readonly onSent?: (run: FiredRunRow) => void,
     private readonly renewLease?: RenewLease,
     private readonly wallNow: () => number = Date.now,
+    private readonly gate?: DeliveryGate,
   ) {}
 
   get backlog(): number {
@@ -97,6 +122,7 @@ export class DeliveryHub {
       if (list.length) this.byQueue.set(q, list);
       else this.byQueue.delete(q);
     }
+    for (const d of st.inFlight.values()) this.releasePermit(d);
     return [...st.inFlight.values()];
   }
 
@@ -109,17 +135,42 @@ export class DeliveryHub {
     return out;
   }
 
+  /**
+   * A run's worker is to stop it: tell the stream holding it (it stays in
+   * flight until the worker answers). A run still parked for credit is taken
+   * out and returned: it never reaches a worker, so the caller ends its lease.
+   */
+  cancel(runId: number, reason: string): { told: boolean; parked: FiredRunRow | null } {
+    for (const st of this.streams.values()) {
+      const held = st.inFlight.get(runId);
+      if (held) {
+        st.sink.cancel?.(held, reason);
+        return { told: st.sink.cancel !== undefined, parked: null };
+      }
+    }
+    for (const q of this.ready.values()) {
+      const run = q.get(runId);
+      if (run) {
+        q.delete(runId);
+        this.readyCount--;
+        return { told: false, parked: run };
+      }
+    }
+    return { told: false, parked: null };
+  }
+
   /** Hands a claimed run to a stream with credit, or parks it until one has. */
   deliver(run: FiredRunRow): void {
     if (this.holdsNewer(run)) return; // an older copy arriving late (e.g. released as the reaper redelivered)
     const freed = this.forget(run.id);
-    const st = this.pick(run.queue);
+    const st = this.gate?.limitOf(run.queue) ? undefined : this.pick(run.queue);
     if (st) this.send(st, run);
     else {
       let q = this.ready.get(run.queue);
-      if (!q) this.ready.set(run.queue, (q = new Map()));
-      q.set(run.id, run);
+      if (!q) this.ready.set(run.queue, (q = new ReadyQueue()));
+      q.set(run);
       this.readyCount++;
+      if (this.gate?.limitOf(run.queue)) this.pump(run.queue);
     }
     // The superseded copy's stream has credit again: runs parked on its other queues may go now.
     for (const f of freed) for (const q of f.sink.queues) this.pump(q);
@@ -136,6 +187,7 @@ export class DeliveryHub {
     if (!st || !held) return undefined;
     if (which && (held.fence !== which.fence || held.deliveries !== which.deliveries)) return undefined;
     st.inFlight.delete(runId);
+    this.releasePermit(held);
     for (const q of st.sink.queues) this.pump(q);
     return held;
   }
@@ -183,7 +235,13 @@ export class DeliveryHub {
   private forget(runId: number): StreamState[] {
     for (const q of this.ready.values()) if (q.delete(runId)) this.readyCount--;
     const freed: StreamState[] = [];
-    for (const st of this.streams.values()) if (st.inFlight.delete(runId)) freed.push(st);
+    for (const st of this.streams.values()) {
+      const held = st.inFlight.get(runId);
+      if (held && st.inFlight.delete(runId)) {
+        this.releasePermit(held);
+        freed.push(st);
+      }
+    }
     return freed;
   }
 
@@ -209,16 +267,70 @@ export class DeliveryHub {
   }
 
   private pump(queue: string): void {
+    const limit = this.gate?.limitOf(queue);
+    if (limit) return this.pumpLimited(queue);
     const q = this.ready.get(queue);
     while (q && q.size > 0) {
       const st = this.pick(queue);
       if (!st) return;
-      const [id, run] = q.entries().next().value as [number, FiredRunRow];
-      q.delete(id);
+      const run = q.shift()!;
       this.readyCount--;
       if (this.renewLease && leaseRunDown(run, Date.now())) this.sendRenewed(st, run);
       else this.send(st, run);
     }
+  }
+
+  /**
+   * A limited queue: one loop per queue hands out its best waiting run
+   * whenever a stream has credit AND a permit is granted; a refused permit is
+   * retried shortly (the runs wait, claimed, and their lateness shows in
+   * fired_at). The permit is given back when the delivery settles.
+   */
+  private pumpLimited(queue: string): void {
+    if (this.permitting.has(queue) || !this.gate) return;
+    const gate = this.gate;
+    this.permitting.add(queue);
+    const step = async (): Promise<void> => {
+      for (;;) {
+        const q = this.ready.get(queue);
+        const limit = gate.limitOf(queue);
+        if (!q || q.size === 0) return;
+        const st = this.pick(queue);
+        if (!st) return; // resumed by settle()/register() → pump()
+        if (!limit) {
+          // The limit was lifted: the plain path takes over.
+          this.permitting.delete(queue);
+          this.pump(queue);
+          return;
+        }
+        const run = q.peek()!;
+        const now = this.wallNow();
+        let granted: true | Refusal;
+        try {
+          granted = await gate.acquire(queue, run.id, limit, now, now + PERMIT_MAX_MS);
+        } catch {
+          granted = 'rate'; // the permit store is away: wait, never exceed the limit
+        }
+        if (granted !== true) {
+          await new Promise((r) => setTimeout(r, PERMIT_RETRY_MS));
+          continue;
+        }
+        const target = this.pick(queue);
+        if (q.get(run.id) !== run || !target) {
+          gate.release(queue, run.id); // it left meanwhile (redelivered, cancelled), or credit is gone
+          continue;
+        }
+        q.delete(run.id);
+        this.readyCount--;
+        if (this.renewLease && leaseRunDown(run, Date.now())) this.sendRenewed(target, run);
+        else this.send(target, run);
+      }
+    };
+    void step().finally(() => this.permitting.delete(queue));
+  }
+
+  private releasePermit(d: DeliveryIdentity): void {
+    if (this.gate?.limitOf(d.queue)) this.gate.release(d.queue, d.runId);
   }
 
   /** Sends a run that waited for credit once its lease has restarted; the credit is held meanwhile. */
@@ -252,7 +364,7 @@ export class DeliveryHub {
 }
 
 function identityOf(run: FiredRunRow, sentAtMs: number): DeliveryIdentity {
-  return { runId: run.id, shard: run.shard, fence: run.fence, deliveries: run.deliveries, sentAtMs, recorded: false };
+  return { runId: run.id, shard: run.shard, queue: run.queue, fence: run.fence, deliveries: run.deliveries, sentAtMs, recorded: false };
 }
 
 /**

@@ -3,10 +3,12 @@
  * AT_LEAST_ONCE and whose delivery lease expired (worker died, went silent,
  * or its stream closed) are re-claimed under the current fence with a new
  * delivery number and handed out again — same run, same idempotency key.
+ * A run whose worker was asked to stop it (CancelJob) is not handed out
+ * again: when its lease ends unanswered, it ends cancelled.
  */
 import type { Db } from '../db/pool.js';
 import { query } from '../db/pool.js';
-import { REDELIVER_EXPIRED } from '../db/queries/dispatch.js';
+import { EXPIRE_CANCELLED, REDELIVER_EXPIRED } from '../db/queries/dispatch.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -47,6 +49,8 @@ export class RedeliveryReaper {
   }
 
   private async reap(): Promise<void> {
+    const held = heldFences(this.fences);
+    if (held.shards.length > 0) await query(this.db, EXPIRE_CANCELLED, [held.shards, held.fences]);
     for (;;) {
       const { shards, fences } = heldFences(this.fences);
       if (shards.length === 0) return;

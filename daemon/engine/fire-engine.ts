@@ -7,10 +7,11 @@
  *        ──at due──▶ delivery hub ──RunBatch──▶ worker streams ──answers──▶ Answers
  *                    (dispatch/delivery-hub)                   (dispatch/answers)
  *
- * plus the redelivery reaper (expired leases back to the hub), the hand-off
- * recorder (fired_at of unanswered deliveries), the near-due listener (runs
- * committed by other daemons), and the router every committed run goes
- * through. The daemon wires it to leases and gRPC and runs its life cycle;
+ * plus the materialiser (recurring jobs' next occurrences made into runs
+ * ahead of time, and buffered runs started), the redelivery reaper (expired
+ * leases back to the hub), the hand-off recorder (fired_at of unanswered
+ * deliveries), the near-due listener (runs committed by other daemons), and
+ * the router every committed run goes through. The daemon wires it to leases and gRPC and runs its life cycle;
  * integration tests build this very component.
  *
  * States: constructed → running (start) → draining (drain: no new fires;
@@ -39,6 +40,8 @@ import { TimelaneError } from '../errors.js';
 import type { ShardFences } from '../coord/fence.js';
 import type { RunRef } from '../run-ref.js';
 import { RunRouter } from './router.js';
+import { Materialiser } from '../recurring/materialiser.js';
+import { QueueLimitsCache, deliveryGate, type PermitStore } from '../dispatch/queue-limits.js';
 
 export interface EnginePools {
   /** Claims only (MAX_CLAIMS_IN_FLIGHT + 1 connections). */
@@ -67,7 +70,12 @@ export interface FireEngineOptions {
   claimAheadMs: number;
   /** The dedicated LISTEN connection's config; null: no listener (single daemon, or tests). */
   listen: pg.ClientConfig | null;
+  /** Where per-queue delivery permits live: Redis in a cluster, this process otherwise. */
+  permits: PermitStore;
 }
+
+/** An occurrence first seen this late was missed by the cluster (its catch-up rule applies). */
+const OCCURRENCE_LATE_AFTER_MS = 1_000;
 
 /** Unanswered deliveries get their hand-off time written after this long. */
 const RECORD_HAND_OFF_AFTER_MS = 1_000;
@@ -80,6 +88,8 @@ export class FireEngine {
   readonly hub: DeliveryHub;
   readonly answers: Answers;
   readonly router: RunRouter;
+  readonly materialiser: Materialiser;
+  readonly queueLimits: QueueLimitsCache;
   private readonly reaper: RedeliveryReaper;
   private readonly listener: NearDueListener | null;
   private handOffTimer: NodeJS.Timeout | null = null;
@@ -92,6 +102,7 @@ export class FireEngine {
       wallNow: () => clock.wallNow(),
       owns: (shard) => fences.fenceOf(shard) !== undefined,
       offerLocal: (run) => this.loader.offer(run),
+      cancelLocal: (runId, reason) => this.cancelRunning(runId, reason),
     });
 
     // 1. The heap and its timer: runs leave it claimAheadMs before due, in buckets.
@@ -122,6 +133,7 @@ export class FireEngine {
       fences,
       deliver: (run) => this.gate.admit(run),
       reoffer: (run) => this.loader.offer(run),
+      cancelRunning: (runId, reason) => this.cancelRunning(runId, reason),
       metrics,
       log,
       wallNow: () => clock.wallNow(),
@@ -136,7 +148,8 @@ export class FireEngine {
       },
       (err, run) => log.error({ err, runId: run.id }, 'could not deliver a released run'),
     );
-    // 5. The hub hands runs to worker streams within their credit.
+    // 5. The hub hands runs to worker streams within their credit (and their queue's limits).
+    this.queueLimits = new QueueLimitsCache(pools.window, log);
     // A run that waited for credit gets its lease restarted as it is handed out.
     this.hub = new DeliveryHub(
       undefined,
@@ -146,9 +159,21 @@ export class FireEngine {
           throw err;
         }),
       () => clock.wallNow(),
+      deliveryGate(this.queueLimits, opts.permits, log),
     );
     // 6. Answers (and retries, routed inside their transaction).
     this.answers = new Answers(pools.answer, this.router);
+    // 0. Recurring jobs: occurrences due within the window become runs (offered to 2 by the router).
+    this.materialiser = new Materialiser({
+      db: pools.window,
+      fences,
+      router: this.router,
+      wallNow: () => clock.wallNow(),
+      log,
+      metrics,
+      intervalMs: opts.loadIntervalMs,
+      lateToleranceMs: OCCURRENCE_LATE_AFTER_MS,
+    });
     this.reaper = new RedeliveryReaper(pools.window, fences, (run) => this.hub.deliver(run), metrics, log, opts.reapIntervalMs);
     this.listener = opts.listen
       ? new NearDueListener({
@@ -156,6 +181,7 @@ export class FireEngine {
           schema: opts.schema,
           log,
           onRuns: (runs) => runs.forEach((r) => this.loader.offer(r)),
+          onCancel: (n) => n.runIds.forEach((id) => this.cancelRunning(id, n.reason)),
           onReconnect: () => this.loader.requestRepair(),
         })
       : null;
@@ -163,8 +189,10 @@ export class FireEngine {
 
   start(): void {
     this.gate.start();
+    this.queueLimits.start();
     this.lane.start();
     this.loader.start();
+    this.materialiser.start();
     this.listener?.start();
     this.reaper.start();
     this.handOffTimer = setInterval(() => {
@@ -178,6 +206,7 @@ export class FireEngine {
   /** Stop firing; let what was already claimed reach the workers (those runs are `fired` in Postgres). */
   async drain(): Promise<void> {
     this.lane.stop();
+    await this.materialiser.stop();
     await this.claimer.drain(2_000);
     await this.gate.drain(this.opts.claimAheadMs + 100);
     // Runs still parked for credit: their leases end now, so the next owner
@@ -192,8 +221,10 @@ export class FireEngine {
   async stop(): Promise<void> {
     this.lane.stop();
     this.gate.stop();
+    this.queueLimits.stop();
     if (this.handOffTimer) clearInterval(this.handOffTimer);
     await this.loader.stop();
+    await this.materialiser.stop();
     await this.reaper.stop();
     await this.listener?.stop();
   }
@@ -202,6 +233,7 @@ export class FireEngine {
   addShard(shard: number, repairAfterMs: number): void {
     this.loader.addShard(shard);
     this.loader.requestRepairAfter(repairAfterMs);
+    this.materialiser.kick();
   }
 
   /**
@@ -221,6 +253,20 @@ export class FireEngine {
   /** A run was cancelled: drop it from memory if it is here. */
   forget(runId: number): void {
     this.lane.cancel(runId);
+  }
+
+  /**
+   * A running run was asked to stop (it is marked in Postgres): tell the
+   * worker stream holding it. One still parked for credit never goes out:
+   * its lease ends now, and the reaper ends it as cancelled.
+   */
+  cancelRunning(runId: number, reason: string): void {
+    const { parked } = this.hub.cancel(runId, reason);
+    if (!parked) return;
+    this.answers
+      .expire([{ runId: parked.id, shard: parked.shard, fence: parked.fence, deliveries: parked.deliveries, sentAtMs: null }])
+      .then(() => this.reaper.kick())
+      .catch((err: unknown) => this.opts.log.warn({ err: String(err), runId }, 'could not end the lease of a cancelled run'));
   }
 
   /** A worker stream closed and its deliveries were expired: redeliver them now. */

@@ -1,7 +1,9 @@
 /**
  * The router: where every committed run goes — a scheduled run, a
  * reschedule, a retry, and later recurring occurrences and workflow steps.
- * A run's path never depends on which RPC made it.
+ * A run's path never depends on which RPC made it. A request to stop a
+ * running run (CancelJob) travels the same way to the shard's owner, which
+ * holds the worker stream.
  *
  * - Our shard: offered to the local engine once the transaction committed
  *   (the engine's loader decides whether it is inside the window).
@@ -12,7 +14,7 @@
  *   reaches it. The repair scan is the safety net for a lost notification.
  */
 import type { Queryable } from '../db/pool.js';
-import { publishNearDue } from '../slow/notifications.js';
+import { publishCancels, publishNearDue } from '../slow/notifications.js';
 import type { RunRef } from '../run-ref.js';
 
 export interface RouterOptions {
@@ -22,6 +24,8 @@ export interface RouterOptions {
   owns: (shard: number) => boolean;
   /** The local engine's door. */
   offerLocal: (run: RunRef) => void;
+  /** Tell the worker running this run (on our shard) to stop it. */
+  cancelLocal: (runId: number, reason: string) => void;
 }
 
 /** Offers the runs this daemon owns; call it after COMMIT. */
@@ -53,6 +57,18 @@ export class RunRouter {
     const remote = runs.filter((r) => this.isRemoteNearDue(r.shard, r.dueAtMs, horizon));
     if (remote.length > 0) await publishNearDue(tx, this.opts.schema, remote);
     return () => this.afterCommit(runs);
+  }
+
+  /**
+   * Runs marked cancel-requested in `tx`: the owner of each shard tells the
+   * worker holding it. Ours after commit; others by `pg_notify` in `tx`.
+   */
+  async cancelInTransaction(tx: Queryable, runs: readonly { runId: number; shard: number }[], reason: string): Promise<AfterCommit> {
+    const remote = runs.filter((r) => !this.opts.owns(r.shard));
+    if (remote.length > 0) await publishCancels(tx, this.opts.schema, remote.map((r) => r.runId), reason);
+    return () => {
+      for (const r of runs) if (this.opts.owns(r.shard)) this.opts.cancelLocal(r.runId, reason);
+    };
   }
 
   /** For runs committed by a statement that needed no notify (see needsNotify). */

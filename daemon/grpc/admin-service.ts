@@ -1,4 +1,4 @@
-/** Admin RPCs: the shard map, the member list, and operator moves. */
+/** Admin RPCs: the shard map, the member list, operator moves, and queue limits. */
 import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import type { AdminHandlers } from '../../proto/gen/timelane/v1/Admin.js';
 import type { ApiContext } from './context.js';
@@ -7,6 +7,8 @@ import { failedPrecondition, invalidArgument } from '../errors.js';
 import type { ShardMove } from '../cluster/assignment.js';
 import type { ClusterOperations } from '../cluster/operations.js';
 import type { ShardMove as WireMove } from '../../proto/gen/timelane/v1/ShardMove.js';
+import { queueName } from './validate.js';
+import { listQueueLimits, setQueueLimits } from '../dispatch/queue-limits.js';
 
 function unary<Req, Res>(ctx: ApiContext, fn: (req: Req) => Promise<Res>) {
   return (call: ServerUnaryCall<Req, Res>, cb: sendUnaryData<Res>): void => {
@@ -43,6 +45,21 @@ export function adminHandlers(ctx: ApiContext): AdminHandlers {
       const { moves, completed } = await ops().drain(req.memberId, req.undo, timeout('timeout_ms', req.timeoutMs, 15_000));
       return { moves: moves.map(moveToWire), completed };
     }),
+    SetQueueLimits: unary(ctx, async (req) => {
+      const l = req.limits;
+      if (!l) throw invalidArgument('limits', 'is required');
+      const queue = queueName('limits.queue', l.queue);
+      const cap = (field: string, v: number): number => {
+        if (v > 1_000_000) throw invalidArgument(field, `must be at most 1000000 (got ${v})`);
+        return v;
+      };
+      const set = await setQueueLimits(ctx.db, queue, cap('limits.max_in_flight', l.maxInFlight), cap('limits.max_per_second', l.maxPerSecond));
+      ctx.onLimitsChanged();
+      return { limits: { queue, maxInFlight: set.maxInFlight, maxPerSecond: set.maxPerSecond } };
+    }),
+    ListQueueLimits: unary(ctx, async () => ({
+      limits: (await listQueueLimits(ctx.db)).map((r) => ({ queue: r.queue, maxInFlight: r.max_in_flight, maxPerSecond: r.max_per_second })),
+    })),
     Rebalance: unary(ctx, async (req) => {
       const r = await ops().rebalance(req.dryRun, timeout('timeout_ms', req.timeoutMs, 15_000));
       return { moves: r.moves.map(moveToWire), executed: r.executed, completed: r.completed, shardsPerMember: r.perMember };

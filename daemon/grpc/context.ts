@@ -3,6 +3,7 @@ import type { Db } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { SchedulingService } from '../scheduling/scheduling-service.js';
+import type { RecurringService } from '../recurring/recurring-service.js';
 import type { DeliveryHub } from '../dispatch/delivery-hub.js';
 import type { Limits } from './validate.js';
 import type { Member } from '../../proto/gen/timelane/v1/Member.js';
@@ -22,9 +23,13 @@ export interface ApiContext {
   limits: Limits;
   wallNow(): number;
   scheduling: SchedulingService;
+  /** Recurring jobs and their verbs. */
+  recurring: RecurringService;
   hub: DeliveryHub;
   /** A run was cancelled; drop it from memory if it is ours. */
   forgetRun(runId: number): void;
+  /** Queue limits were changed through this daemon: re-read them now. */
+  onLimitsChanged(): void;
   /** A worker stream closed (its unanswered deliveries were expired): redeliver them now. */
   onStreamClosed(): void;
   listShards(): Promise<ShardInfo[]>;

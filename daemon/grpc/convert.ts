@@ -4,9 +4,14 @@ import type { Job } from '../../proto/gen/timelane/v1/Job.js';
 import type { Run } from '../../proto/gen/timelane/v1/Run.js';
 import type { DeliveredRun } from '../../proto/gen/timelane/v1/DeliveredRun.js';
 import type { ScheduledRef } from '../../proto/gen/timelane/v1/ScheduledRef.js';
-import type { ScheduleInput, Scheduled } from '../scheduling/types.js';
+import type { JobCounts } from '../../proto/gen/timelane/v1/JobCounts.js';
+import type { JobCountsRow } from '../db/queries/recurring.js';
+import type { ScheduleInput, ScheduledJob } from '../scheduling/types.js';
+import { storedRecurrence } from '../recurring/recurrence.js';
+import { recurrenceToWire } from './recurrence-input.js';
 
-const JOB_STATUS = { active: 'JOB_ACTIVE', completed: 'JOB_COMPLETED', dead: 'JOB_DEAD', cancelled: 'JOB_CANCELLED' } as const;
+const JOB_STATUS = { active: 'JOB_ACTIVE', paused: 'JOB_PAUSED', completed: 'JOB_COMPLETED', dead: 'JOB_DEAD', cancelled: 'JOB_CANCELLED' } as const;
+const JOB_KIND = { once: 'JOB_ONCE', cron: 'JOB_CRON', interval: 'JOB_INTERVAL' } as const;
 const RUN_STATUS = {
   scheduled: 'RUN_SCHEDULED',
   fired: 'RUN_FIRED',
@@ -14,6 +19,9 @@ const RUN_STATUS = {
   failed: 'RUN_FAILED',
   dead: 'RUN_DEAD',
   cancelled: 'RUN_CANCELLED',
+  skipped: 'RUN_SKIPPED',
+  buffered: 'RUN_BUFFERED',
+  missed: 'RUN_MISSED',
 } as const;
 const DELIVERY = { at_least_once: 'AT_LEAST_ONCE', at_most_once: 'AT_MOST_ONCE' } as const;
 
@@ -34,6 +42,11 @@ export function jobToWire(j: JobRow): Job {
     shard: j.shard,
     createdAtMs: i64(j.created_at_ms),
     updatedAtMs: i64(j.updated_at_ms),
+    kind: JOB_KIND[j.kind],
+    recurrence: j.kind === 'once' ? null : recurrenceToWire(storedRecurrence(j.recurrence)),
+    nextFireAtMs: i64(j.status === 'active' ? j.next_fire_at_ms : 0),
+    occurrences: j.occurrences,
+    pauseNote: j.pause_note ?? '',
   };
 }
 
@@ -55,6 +68,12 @@ export function runToWire(r: RunRow): Run {
     error: r.error ?? '',
     leaseExpiresAtMs: i64(r.lease_expires_at_ms),
     claimedAtMs: i64(r.claimed_at_ms),
+    nominalAtMs: i64(r.nominal_at_ms),
+    origin: r.origin ?? '',
+    workerId: r.worker_id ?? '',
+    progress: r.progress ?? 0,
+    replayOf: r.replay_of === null ? '' : String(r.replay_of),
+    cancelRequestedAtMs: i64(r.cancel_requested_at_ms),
   };
 }
 
@@ -75,24 +94,27 @@ export function deliveredToWire(r: FiredRunRow, sentAtMs: number): DeliveredRun 
     mode: DELIVERY[r.delivery],
     shard: r.shard,
     claimedAtMs: i64(r.claimed_at_ms),
+    checkpoint: r.checkpoint ?? undefined,
+    progress: r.progress ?? 0,
+    nominalAtMs: i64(r.nominal_at_ms),
   };
 }
 
 /** One ScheduleBatch answer: references only, never the payload. due_at_ms goes out as a number (cheaper to encode than a decimal string). */
-export function scheduledToWire(s: Scheduled): ScheduledRef {
+export function scheduledToWire(s: ScheduledJob): ScheduledRef {
   return {
     jobId: s.job.id,
-    runId: String(s.run.id),
-    shard: s.run.shard,
-    dueAtMs: s.run.due_at_ms,
-    status: RUN_STATUS[s.run.status],
+    runId: s.run ? String(s.run.id) : '',
+    shard: s.job.shard,
+    dueAtMs: s.run?.due_at_ms ?? 0,
+    status: s.run ? RUN_STATUS[s.run.status] : 'RUN_STATUS_UNSPECIFIED',
     delivery: DELIVERY[s.job.delivery],
     deduplicated: s.deduplicated,
   };
 }
 
 /** The Job a Schedule just created, from its input: what the insert wrote (timestamps are the daemon's clock). */
-export function newJobToWire(s: Scheduled, i: ScheduleInput, nowMs: number): Job {
+export function newJobToWire(s: ScheduledJob, i: ScheduleInput, nowMs: number): Job {
   return {
     id: s.job.id,
     namespace: i.namespace,
@@ -107,11 +129,17 @@ export function newJobToWire(s: Scheduled, i: ScheduleInput, nowMs: number): Job
     shard: s.job.shard,
     createdAtMs: i64(nowMs),
     updatedAtMs: i64(nowMs),
+    kind: 'JOB_ONCE',
+    recurrence: null,
+    nextFireAtMs: '0',
+    occurrences: 0,
+    pauseNote: '',
   };
 }
 
 /** The first Run a Schedule just created (not fired: every other field is its zero). */
-export function newRunToWire(s: Scheduled, queue: string): Run {
+export function newRunToWire(s: ScheduledJob, queue: string): Run | null {
+  if (!s.run) return null;
   return {
     id: String(s.run.id),
     jobId: s.job.id,
@@ -122,4 +150,9 @@ export function newRunToWire(s: Scheduled, queue: string): Run {
     dueAtMs: i64(s.run.due_at_ms),
     idempotencyKey: `${s.job.id}:${s.run.due_at_ms}`,
   };
+}
+
+/** GetJob's counts of a recurring job. */
+export function countsToWire(c: JobCountsRow & { missed: number }): JobCounts {
+  return { fired: String(c.fired), completed: String(c.completed), dead: String(c.dead), skipped: String(c.skipped), missed: String(c.missed), scheduled: String(c.scheduled) };
 }

@@ -3,7 +3,7 @@ import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import type { SchedulerHandlers } from '../../proto/gen/timelane/v1/Scheduler.js';
 import type { ApiContext } from './context.js';
 import { toServiceError } from './status.js';
-import { jobToWire, newJobToWire, newRunToWire, runToWire, scheduledToWire } from './convert.js';
+import { countsToWire, jobToWire, newJobToWire, newRunToWire, runToWire, scheduledToWire } from './convert.js';
 import * as v from './validate.js';
 import type { ScheduledRef } from '../../proto/gen/timelane/v1/ScheduledRef.js';
 import { ReadGate, readGateLimits } from './read-gate.js';
@@ -33,6 +33,13 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
     Schedule: unary(ctx, async (req) => {
       const now = ctx.wallNow();
       const input = v.scheduleInput(req, now, ctx.limits);
+      if (input.recurrence) {
+        const [r] = await ctx.recurring.schedule([{ ...input, recurrence: input.recurrence }]);
+        if (!r.deduplicated) ctx.metrics.scheduled.inc(1);
+        const { job } = await ctx.scheduling.getJob(r.job.id);
+        const run = r.run ? await ctx.scheduling.getRun(r.run.id) : null;
+        return { job: jobToWire(job), run: run ? runToWire(run) : null, deduplicated: r.deduplicated };
+      }
       const [s] = await ctx.scheduling.schedule([input]);
       if (!s.deduplicated) {
         ctx.metrics.scheduled.inc(1);
@@ -45,7 +52,9 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
     // payloads, so a committed batch cannot fail on the caller's receive limit.
     ScheduleBatch: unary(ctx, async (req) => {
       const { inputs, batchId } = v.scheduleBatch(req, ctx.wallNow(), ctx.limits);
-      const { scheduled, replayed } = await ctx.scheduling.scheduleBatch(inputs, batchId);
+      const recurring = inputs.flatMap((i) => (i.recurrence ? [{ ...i, recurrence: i.recurrence }] : []));
+      const { scheduled, replayed } =
+        recurring.length > 0 ? { scheduled: await ctx.recurring.schedule(recurring), replayed: false } : await ctx.scheduling.scheduleBatch(inputs, batchId);
       const wire = new Array<ScheduledRef>(scheduled.length);
       let created = 0;
       for (let k = 0; k < scheduled.length; k++) {
@@ -56,10 +65,58 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
       return { scheduled: wire, replayed };
     }),
     GetJob: unary(ctx, async (req) => {
-      const { job, runs } = await ctx.scheduling.getJob(v.jobId('job_id', req.jobId));
-      return { job: jobToWire(job), runs: runs.map(runToWire) };
+      const id = v.jobId('job_id', req.jobId);
+      const { job, runs } = await ctx.scheduling.getJob(id);
+      if (job.kind === 'once') return { job: jobToWire(job), runs: runs.map(runToWire) };
+      const d = await ctx.recurring.detail(id, job);
+      return { job: jobToWire(job), runs: d.runs.map(runToWire), nextFireTimesMs: d.nextFireTimesMs.map(String), counts: countsToWire(d.counts) };
     }),
-    GetRun: unary(ctx, async (req) => ({ run: runToWire(await ctx.scheduling.getRun(v.runId('run_id', req.runId))) })),
+    ListJobs: unary(ctx, async (req, call) => {
+      const limit = v.pageSize('page_size', req.pageSize);
+      const filter = {
+        queue: req.queue ? v.queueName('queue', req.queue) : null,
+        kind: v.jobKindFilter('kind', req.kind),
+        status: v.jobStatusFilter('status', req.status),
+        namespace: v.namespaceFilter('namespace', req.namespace),
+        afterId: v.jobPageToken('page_token', req.pageToken),
+        limit,
+      };
+      const jobs = await listGate.run(() => ctx.recurring.listJobs(filter), cancelSignal(call));
+      return { jobs: jobs.map(jobToWire), nextPageToken: jobs.length === limit ? jobs[jobs.length - 1].id : '' };
+    }),
+    PauseJob: unary(ctx, async (req) => {
+      const { job, withdrawn } = await ctx.recurring.pause(v.jobId('job_id', req.jobId), v.noteText('note', req.note, 1024));
+      return { job: jobToWire(job), runsWithdrawn: withdrawn };
+    }),
+    ResumeJob: unary(ctx, async (req) => ({ job: jobToWire(await ctx.recurring.resume(v.jobId('job_id', req.jobId), req.catchUp)) })),
+    UpdateJob: unary(ctx, async (req) => {
+      const id = v.jobId('job_id', req.jobId);
+      return { job: jobToWire(await ctx.recurring.update(id, v.jobUpdate(req, ctx.wallNow(), ctx.limits))) };
+    }),
+    TriggerJob: unary(ctx, async (req) => ({ run: runToWire(await ctx.recurring.trigger(v.jobId('job_id', req.jobId), req.overrideOverlap)) })),
+    BackfillJob: unary(ctx, async (req) => {
+      const id = v.jobId('job_id', req.jobId);
+      const range = v.backfillRange(req.fromMs, req.toMs, req.maxRuns, ctx.wallNow());
+      const { created, existed } = await ctx.recurring.backfill(id, range.fromMs, range.toMs, range.maxRuns);
+      return { created, alreadyExisted: existed };
+    }),
+    GetRun: unary(ctx, async (req) => {
+      const run = await ctx.scheduling.getRun(v.runId('run_id', req.runId));
+      return { run: runToWire(run), attempts: (await ctx.scheduling.attempts(run)).map(runToWire) };
+    }),
+    ListDeadRuns: unary(ctx, async (req, call) => {
+      const filter = v.deadRunsFilter('', req, v.pageSize('page_size', req.pageSize));
+      const runs = await listGate.run(() => ctx.scheduling.listDeadRuns(filter), cancelSignal(call));
+      const last = runs.at(-1);
+      return { runs: runs.map(runToWire), nextPageToken: last && runs.length === filter.limit ? `${last.finished_at_ms}:${last.id}` : '' };
+    }),
+    ReplayRuns: unary(ctx, async (req) => {
+      const { replayed, skipped } = await ctx.scheduling.replayRuns(v.replaySelection(req));
+      return {
+        replayed: replayed.map((r) => ({ deadRunId: String(r.deadRunId), newRunId: String(r.newRunId) })),
+        skippedRunIds: skipped.map(String),
+      };
+    }),
     ListRuns: unary(ctx, async (req, call) => {
       const limit = v.pageSize('page_size', req.pageSize);
       const filter = {
@@ -73,12 +130,12 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
       return { runs: runs.map(runToWire), nextPageToken: runs.length === limit ? String(runs[runs.length - 1].id) : '' };
     }),
     CancelJob: unary(ctx, async (req) => {
-      const { job, runsCancelled } = await ctx.scheduling.cancelJob(v.jobId('job_id', req.jobId), (runId) => ctx.forgetRun(runId));
-      return { job: jobToWire(job), runsCancelled };
+      const { job, runsCancelled, runsCancelling } = await ctx.scheduling.cancelJob(v.jobId('job_id', req.jobId), (runId) => ctx.forgetRun(runId));
+      return { job: jobToWire(job), runsCancelled, runsCancelling };
     }),
     RescheduleJob: unary(ctx, async (req) => {
       const id = v.jobId('job_id', req.jobId);
-      const due = v.dueTime('', req, ctx.wallNow());
+      const due = v.dueTime('', req, ctx.wallNow(), 'at_ms, delay_ms or now');
       return { run: runToWire(await ctx.scheduling.rescheduleJob(id, due)) };
     }),
   };

@@ -5,12 +5,18 @@
  */
 import type { DeliveryRef } from '../run-ref.js';
 import { invalidArgument } from '../errors.js';
-import type { DeliveryMode, RunStatus } from '../db/queries/columns.js';
+import type { DeliveryMode, JobKind, JobStatus, RunStatus } from '../db/queries/columns.js';
+import type { JobUpdate } from '../recurring/recurring-service.js';
+import type { UpdateJobRequest__Output } from '../../proto/gen/timelane/v1/UpdateJobRequest.js';
+import type { ListDeadRunsRequest__Output } from '../../proto/gen/timelane/v1/ListDeadRunsRequest.js';
+import type { ReplayRunsRequest__Output } from '../../proto/gen/timelane/v1/ReplayRunsRequest.js';
+import type { DeadRunsFilter } from '../scheduling/dead-letters.js';
 import type { ScheduleInput } from '../scheduling/scheduling-service.js';
 import type { ScheduleRequest__Output } from '../../proto/gen/timelane/v1/ScheduleRequest.js';
 import type { ScheduleBatchRequest__Output } from '../../proto/gen/timelane/v1/ScheduleBatchRequest.js';
 import type { DeliveryRef__Output } from '../../proto/gen/timelane/v1/DeliveryRef.js';
 import type { Subscribe__Output } from '../../proto/gen/timelane/v1/Subscribe.js';
+import { recurrenceInput } from './recurrence-input.js';
 
 export const QUEUE_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 export const NAMESPACE_RE = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -51,7 +57,7 @@ function int64(field: string, v: string | undefined): number {
 }
 
 /** Resolves a `when` oneof (at_ms / delay_ms / now) to a due time in epoch ms. */
-export function dueTime(prefix: string, m: { when?: string; atMs?: string; delayMs?: string; now?: boolean }, nowMs: number): number {
+export function dueTime(prefix: string, m: { when?: string; atMs?: string; delayMs?: string; now?: boolean }, nowMs: number, choices = 'at_ms, delay_ms, now or recurrence'): number {
   switch (m.when) {
     case 'atMs': {
       const at = int64(`${prefix}at_ms`, m.atMs);
@@ -68,7 +74,7 @@ export function dueTime(prefix: string, m: { when?: string; atMs?: string; delay
       if (m.now !== true) throw invalidArgument(`${prefix}now`, 'must be true when set');
       return Math.floor(nowMs);
     default:
-      throw invalidArgument(`${prefix}when`, 'exactly one of at_ms, delay_ms or now is required');
+      throw invalidArgument(`${prefix}when`, `exactly one of ${choices} is required`);
   }
 }
 
@@ -95,7 +101,8 @@ export function scheduleInput(req: ScheduleRequest__Output, nowMs: number, limit
   const queue = queueName(`${prefix}queue`, req.queue);
   const payload = req.payload ?? Buffer.alloc(0);
   if (payload.length > limits.maxPayloadBytes) throw invalidArgument(`${prefix}payload`, `must be at most ${limits.maxPayloadBytes} bytes (got ${payload.length})`);
-  const dueAtMs = dueTime(prefix, req, nowMs);
+  const recurrence = req.when === 'recurrence' && req.recurrence ? recurrenceInput(prefix, req.recurrence, nowMs) : null;
+  const dueAtMs = recurrence ? 0 : dueTime(prefix, req, nowMs);
   const priority = intIn(`${prefix}priority`, req.priority, -1000, 1000);
   if (req.dedupeKey.length > 256) throw invalidArgument(`${prefix}dedupe_key`, `must be at most 256 chars (got ${req.dedupeKey.length})`);
   if (req.dedupeKey.includes('\u0000')) throw invalidArgument(`${prefix}dedupe_key`, 'must not contain U+0000 (Postgres text cannot hold it)');
@@ -106,7 +113,7 @@ export function scheduleInput(req: ScheduleRequest__Output, nowMs: number, limit
   const maxBackoffMs = r?.maxBackoffMs ? intIn(`${prefix}retry.max_backoff_ms`, r.maxBackoffMs, 1, 86_400_000) : Math.max(DEFAULT_RETRY.maxBackoffMs, initialBackoffMs);
   if (maxBackoffMs < initialBackoffMs) throw invalidArgument(`${prefix}retry.max_backoff_ms`, 'must be at least retry.initial_backoff_ms');
   const leaseMs = req.leaseMs ? intIn(`${prefix}lease_ms`, req.leaseMs, 1_000, 3_600_000) : limits.defaultLeaseMs;
-  return { namespace, queue, payload, dueAtMs, priority, dedupeKey: req.dedupeKey || null, delivery, maxAttempts, initialBackoffMs, maxBackoffMs, leaseMs };
+  return { namespace, queue, payload, dueAtMs, priority, dedupeKey: req.dedupeKey || null, delivery, maxAttempts, initialBackoffMs, maxBackoffMs, leaseMs, recurrence };
 }
 
 /** Most requests in one ScheduleBatch. */
@@ -124,8 +131,14 @@ export function scheduleBatch(req: ScheduleBatchRequest__Output, nowMs: number, 
   if (n === 0 || n > MAX_BATCH) throw invalidArgument('requests', `must hold 1..${MAX_BATCH} requests (got ${n})`);
   const inputs = new Array<ScheduleInput>(n);
   for (let i = 0; i < n; i++) inputs[i] = scheduleInput(req.requests[i], nowMs, limits, `requests[${i}].`);
+  const recurring = inputs.findIndex((i) => i.recurrence !== null);
+  if (recurring >= 0) {
+    const once = inputs.findIndex((i) => i.recurrence === null);
+    if (once >= 0) throw invalidArgument(`requests[${once}].when`, `a batch holds one-shot jobs or recurring jobs, not both (requests[${recurring}] is recurring)`);
+  }
   if (!req.batchId) return { inputs, batchId: null };
   if (!BATCH_ID_RE.test(req.batchId)) throw invalidArgument('batch_id', `must be 1..128 chars of [A-Za-z0-9_.:-] (got "${req.batchId.slice(0, 140)}")`);
+  if (recurring >= 0) throw invalidArgument('batch_id', 'is for one-shot batches; make recurring jobs idempotent with dedupe_key');
   const ns = inputs[0].namespace;
   const other = inputs.findIndex((i) => i.namespace !== ns);
   if (other >= 0) throw invalidArgument(`requests[${other}].namespace`, `must be "${ns}" like requests[0]: a batch with batch_id uses one namespace`);
@@ -140,6 +153,9 @@ const RUN_STATUS: Record<string, RunStatus | null> = {
   RUN_FAILED: 'failed',
   RUN_DEAD: 'dead',
   RUN_CANCELLED: 'cancelled',
+  RUN_SKIPPED: 'skipped',
+  RUN_BUFFERED: 'buffered',
+  RUN_MISSED: 'missed',
 };
 
 export function runStatusFilter(field: string, v: unknown): RunStatus | null {
@@ -203,4 +219,111 @@ export function subscribeInput(s: Subscribe__Output): SubscribeInput {
   if (s.workerId.length > 128) throw invalidArgument('subscribe.worker_id', 'must be at most 128 chars');
   if (s.workerId.includes('\u0000')) throw invalidArgument('subscribe.worker_id', 'must not contain U+0000');
   return { queues: [...new Set(queues)], maxInFlight, workerId: s.workerId || 'anonymous', batchRuns: s.batchRuns };
+}
+
+const JOB_STATUS: Record<string, JobStatus | null> = {
+  JOB_STATUS_UNSPECIFIED: null,
+  JOB_ACTIVE: 'active',
+  JOB_PAUSED: 'paused',
+  JOB_COMPLETED: 'completed',
+  JOB_DEAD: 'dead',
+  JOB_CANCELLED: 'cancelled',
+};
+const JOB_KIND: Record<string, JobKind | null> = { JOB_KIND_UNSPECIFIED: null, JOB_ONCE: 'once', JOB_CRON: 'cron', JOB_INTERVAL: 'interval' };
+
+export function jobStatusFilter(field: string, v: unknown): JobStatus | null {
+  if (typeof v !== 'string' || !(v in JOB_STATUS)) throw invalidArgument(field, `unknown enum value ${String(v)}`);
+  return JOB_STATUS[v];
+}
+
+export function jobKindFilter(field: string, v: unknown): JobKind | null {
+  if (typeof v !== 'string' || !(v in JOB_KIND)) throw invalidArgument(field, `unknown enum value ${String(v)}`);
+  return JOB_KIND[v];
+}
+
+export function namespaceFilter(field: string, v: string): string | null {
+  if (!v) return null;
+  if (!NAMESPACE_RE.test(v)) throw invalidArgument(field, `must be 1..64 chars of [A-Za-z0-9_.-] (got "${v.slice(0, 80)}")`);
+  return v;
+}
+
+/** A page token of ListJobs: the last job id of the previous page. */
+export function jobPageToken(field: string, v: string): string | null {
+  if (!v) return null;
+  if (!UUID_RE.test(v)) throw invalidArgument(field, 'is not a token this server issued');
+  return v.toLowerCase();
+}
+
+/** Free text an operator gives (a pause note): at most `max` chars, no U+0000. */
+export function noteText(field: string, v: string, max: number): string {
+  if (v.length > max) throw invalidArgument(field, `must be at most ${max} chars (got ${v.length})`);
+  if (v.includes('\u0000')) throw invalidArgument(field, 'must not contain U+0000');
+  return v;
+}
+
+/** A backfill range (from, to]: to not after now, and after from. */
+export function backfillRange(fromV: string, toV: string, maxRuns: number, nowMs: number): { fromMs: number; toMs: number; maxRuns: number } {
+  const fromMs = int64('from_ms', fromV);
+  const toMs = int64('to_ms', toV);
+  if (fromMs < 0) throw invalidArgument('from_ms', 'must be epoch ms >= 0');
+  if (toMs <= fromMs) throw invalidArgument('to_ms', 'must be after from_ms');
+  if (toMs > nowMs) throw invalidArgument('to_ms', 'must not be in the future (the schedule fires those itself)');
+  return { fromMs, toMs, maxRuns: maxRuns === 0 ? 0 : intIn('max_runs', maxRuns, 1, 10_000) };
+}
+
+/** UpdateJob's optional settings, validated like Schedule's. */
+export function jobUpdate(req: UpdateJobRequest__Output, nowMs: number, limits: Limits): JobUpdate {
+  const payload = req._payload === 'payload' && req.payload !== undefined ? req.payload : null;
+  if (payload && payload.length > limits.maxPayloadBytes) throw invalidArgument('payload', `must be at most ${limits.maxPayloadBytes} bytes (got ${payload.length})`);
+  const priority = req._priority === 'priority' && req.priority !== undefined ? intIn('priority', req.priority, -1000, 1000) : null;
+  const leaseMs = req._leaseMs === 'leaseMs' && req.leaseMs !== undefined ? intIn('lease_ms', req.leaseMs, 1_000, 3_600_000) : null;
+  let retry: JobUpdate['retry'] = null;
+  if (req.retry) {
+    const r = req.retry;
+    const maxAttempts = r.maxAttempts ? intIn('retry.max_attempts', r.maxAttempts, 1, 100) : DEFAULT_RETRY.maxAttempts;
+    const initialBackoffMs = r.initialBackoffMs ? intIn('retry.initial_backoff_ms', r.initialBackoffMs, 1, 86_400_000) : DEFAULT_RETRY.initialBackoffMs;
+    const maxBackoffMs = r.maxBackoffMs ? intIn('retry.max_backoff_ms', r.maxBackoffMs, 1, 86_400_000) : Math.max(DEFAULT_RETRY.maxBackoffMs, initialBackoffMs);
+    if (maxBackoffMs < initialBackoffMs) throw invalidArgument('retry.max_backoff_ms', 'must be at least retry.initial_backoff_ms');
+    retry = { maxAttempts, initialBackoffMs, maxBackoffMs };
+  }
+  const recurrence = req.recurrence ? recurrenceInput('', req.recurrence, nowMs) : null;
+  if (!recurrence && !payload && priority === null && leaseMs === null && !retry) throw invalidArgument('update', 'names nothing to change (recurrence, payload, priority, retry or lease_ms)');
+  return { recurrence, payload, priority, retry, leaseMs };
+}
+
+/** ListDeadRuns' filter (also ReplayRuns' filter, prefixed "filter."). */
+export function deadRunsFilter(p: string, req: ListDeadRunsRequest__Output, limit: number): DeadRunsFilter {
+  const since = int64(`${p}since_ms`, req.sinceMs);
+  const until = int64(`${p}until_ms`, req.untilMs);
+  if (since < 0) throw invalidArgument(`${p}since_ms`, 'must be epoch ms >= 0');
+  if (until < 0) throw invalidArgument(`${p}until_ms`, 'must be epoch ms >= 0');
+  if (since > 0 && until > 0 && until <= since) throw invalidArgument(`${p}until_ms`, 'must be after since_ms');
+  const err = req.errorContains ? noteText(`${p}error_contains`, req.errorContains, 256) : null;
+  let after: DeadRunsFilter['after'] = null;
+  if (req.pageToken) {
+    const m = /^(\d{1,16}):(\d{1,16})$/.exec(req.pageToken);
+    if (!m) throw invalidArgument(`${p}page_token`, 'is not a token this server issued');
+    after = { finishedAtMs: Number(m[1]), id: Number(m[2]) };
+  }
+  return {
+    queue: req.queue ? queueName(`${p}queue`, req.queue) : null,
+    jobId: req.jobId ? jobId(`${p}job_id`, req.jobId) : null,
+    sinceMs: since || null,
+    untilMs: until || null,
+    errorContains: err,
+    after,
+    limit,
+  };
+}
+
+/** ReplayRuns: run ids, or a filter, not both. */
+export function replaySelection(req: ReplayRunsRequest__Output): { ids: number[] } | { filter: DeadRunsFilter } {
+  if (req.runIds.length > 0 && req.filter) throw invalidArgument('run_ids', 'give run_ids or filter, not both');
+  if (req.runIds.length > 0) {
+    if (req.runIds.length > 1000) throw invalidArgument('run_ids', `must hold at most 1000 ids (got ${req.runIds.length})`);
+    return { ids: [...new Set(req.runIds.map((id, i) => runId(`run_ids[${i}]`, id)))] };
+  }
+  if (!req.filter) throw invalidArgument('run_ids', 'give run_ids or a filter');
+  const max = req.maxRuns === 0 ? 1000 : intIn('max_runs', req.maxRuns, 1, 10_000);
+  return { filter: deadRunsFilter('filter.', { ...req.filter, pageToken: '' }, max) };
 }

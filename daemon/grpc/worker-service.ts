@@ -41,6 +41,7 @@ export function workerHandlers(ctx: ApiContext): WorkerHandlers {
 function serveStream(ctx: ApiContext, call: Stream): void {
   const id = nextStreamId++;
   let subscribed = false;
+  let workerId: string | null = null;
   let closed = false;
   // Runs handed to this stream in the current tick; flushed as one RunBatch,
   // or sooner once they hold MAX_BATCH_BYTES (a worker's receive limit).
@@ -85,6 +86,7 @@ function serveStream(ctx: ApiContext, call: Stream): void {
         if (req.msg !== 'subscribe' || !req.subscribe) throw invalidArgument('subscribe', 'must be the first message on the stream');
         const sub = v.subscribeInput(req.subscribe);
         subscribed = true;
+        workerId = sub.workerId;
         write({ subscribed: { memberId: ctx.memberId, queues: sub.queues, maxInFlight: sub.maxInFlight } });
         ctx.hub.register({
           id,
@@ -99,11 +101,15 @@ function serveStream(ctx: ApiContext, call: Stream): void {
                 if (outboxBytes >= MAX_BATCH_BYTES) flush();
               }
             : (run: FiredRunRow, sentAtMs: number) => write({ run: deliveredToWire(run, sentAtMs) }),
+          cancel: (d, reason) => {
+            flush(); // the run goes out before its cancel
+            write({ cancel: { ref: { runId: String(d.runId), fence: String(d.fence), delivery: d.deliveries, shard: d.shard }, reason } });
+          },
         });
         ctx.metrics.workers.set(ctx.hub.streamCount);
         return;
       }
-      answer(ctx, id, req, ack, (acks) => write({ acks: { acks } }));
+      answer(ctx, id, workerId, req, ack, (acks) => write({ acks: { acks } }));
     } catch (err) {
       refuse(err);
     }
@@ -128,7 +134,7 @@ function answered(ctx: ApiContext, streamId: number, ref: DeliveryRefInput, sett
 }
 
 /** Handles one answer message; always answers with an Ack (or an AckBatch for a CompleteBatch). */
-function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack: (a: Ack) => void, acks: (a: Ack[]) => void): void {
+function answer(ctx: ApiContext, streamId: number, workerId: string | null, req: WorkRequest__Output, ack: (a: Ack) => void, acks: (a: Ack[]) => void): void {
   let runIdText = '';
   const done = (p: Promise<Partial<Ack>>): void => {
     p.then(
@@ -162,8 +168,9 @@ function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack
         const d = answered(ctx, streamId, v.deliveryRef('fail.ref', f?.ref ?? null), true);
         const message = v.answerText(f?.message ?? '', 4096);
         done(
-          ctx.answers.fail(d, f?.retryable ?? false, message).then((out) => {
-            ctx.metrics.failed.inc({ outcome: out.status === 'failed' ? 'retry' : 'dead' });
+          ctx.answers.fail(d, f?.retryable ?? false, message, workerId).then((out) => {
+            ctx.metrics.failed.inc({ outcome: out.status === 'failed' ? 'retry' : out.status });
+            if (out.status === 'dead') ctx.log.warn({ runId: d.runId, workerId, error: message.slice(0, 200) }, 'run is dead (dead letter): no retry left, or not retryable');
             return { retryRunId: out.retry ? String(out.retry.runId) : '' };
           }),
         );
@@ -177,7 +184,7 @@ function answer(ctx: ApiContext, streamId: number, req: WorkRequest__Output, ack
         if (!(progress >= 0 && progress <= 1)) throw invalidArgument('heartbeat.progress', 'must be between 0 and 1');
         const checkpoint = h?.checkpoint && h.checkpoint.length > 0 ? h.checkpoint : null;
         if (checkpoint && checkpoint.length > 65_536) throw invalidArgument('heartbeat.checkpoint', 'must be at most 64 KiB');
-        done(ctx.answers.heartbeat(answered(ctx, streamId, ref, false), progress, checkpoint).then(() => ({})));
+        done(ctx.answers.heartbeat(answered(ctx, streamId, ref, false), progress, checkpoint, workerId).then(() => ({})));
         return;
       }
       default:

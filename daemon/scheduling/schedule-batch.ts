@@ -189,13 +189,15 @@ interface RefRow {
   job_id: string;
   shard: number;
   delivery: DeliveryMode;
-  run_id: number;
+  /** Null only for a recurring job with no run yet. */
+  run_id: number | null;
   status: RunStatus;
   priority: number;
   due_at_ms: number;
 }
 
 function refOf(r: RefRow, deduplicated: boolean): Scheduled {
+  if (r.run_id === null) throw failedPrecondition(`requests[${r.idx}]: dedupe_key belongs to recurring job ${r.job_id}, which has no run yet`);
   return {
     job: { id: r.job_id, shard: r.shard, delivery: r.delivery },
     run: { id: r.run_id, job_id: r.job_id, shard: r.shard, priority: r.priority, status: r.status, due_at_ms: r.due_at_ms },

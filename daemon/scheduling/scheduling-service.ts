@@ -14,6 +14,7 @@ import { failedPrecondition, notFound } from '../errors.js';
 import type { AfterCommit } from '../engine/router.js';
 import { runRefOf } from '../run-ref.js';
 import { scheduleBatch } from './schedule-batch.js';
+import { attemptsOf, listDeadRuns, replayRuns, type DeadRunsFilter, type Replayed } from './dead-letters.js';
 import type { ScheduleInput, Scheduled, ScheduledBatch, SchedulingDeps } from './types.js';
 
 export type { ScheduleInput, Scheduled, ScheduledBatch, SchedulingDeps } from './types.js';
@@ -56,17 +57,49 @@ export class SchedulingService {
     return rows[0];
   }
 
+  /** Every attempt of a run's occurrence, oldest first (the run included). */
+  attempts(run: RunRow): Promise<RunRow[]> {
+    return attemptsOf(this.deps.db, run);
+  }
+
+  listDeadRuns(f: DeadRunsFilter): Promise<RunRow[]> {
+    return listDeadRuns(this.deps.db, f);
+  }
+
+  /** Replays dead runs by id, or every one matching a filter (up to its limit). */
+  async replayRuns(sel: { ids: number[] } | { filter: DeadRunsFilter }): Promise<{ replayed: Replayed[]; skipped: number[] }> {
+    const ids = 'ids' in sel ? sel.ids : (await listDeadRuns(this.deps.db, sel.filter)).map((r) => r.id);
+    if (ids.length === 0) return { replayed: [], skipped: [] };
+    return replayRuns(this.deps.db, this.deps.router, ids);
+  }
+
   async listRuns(f: ListRunsFilter): Promise<RunRow[]> {
     const { rows } = await query<RunRow>(this.deps.db, LIST_RUNS, [f.jobId, f.queue, f.status, f.afterId, f.limit]);
     return rows;
   }
 
-  /** Cancels a job's scheduled runs. A run the claim already took is not touched. */
-  async cancelJob(jobId: string, onCancelled: (runId: number, shard: number) => void): Promise<{ job: JobRow; runsCancelled: number }> {
-    const { rows } = await query<{ id: number; shard: number }>(this.deps.db, CANCEL_JOB, [jobId]);
-    for (const r of rows) onCancelled(r.id, r.shard);
+  /**
+   * Cancels a job: its runs waiting to fire never fire (`onCancelled` drops
+   * them from memory); the workers of its running runs are told to stop,
+   * through the router (the shard's owner holds their streams).
+   */
+  async cancelJob(jobId: string, onCancelled: (runId: number, shard: number) => void): Promise<{ job: JobRow; runsCancelled: number; runsCancelling: number }> {
+    let afterCommit: AfterCommit | undefined;
+    const rows = await transaction(this.deps.db, async (tx) => {
+      let { rows: touched } = await query<{ id: number; shard: number; what: 'cancelled' | 'cancelling' }>(tx, CANCEL_JOB, [jobId]);
+      // Nothing touched can mean a claim committed while we waited for its row:
+      // our snapshot saw the run scheduled, the re-check saw it fired. A second
+      // statement (a new snapshot) finds it fired and asks its worker to stop.
+      if (touched.length === 0) ({ rows: touched } = await query<{ id: number; shard: number; what: 'cancelled' | 'cancelling' }>(tx, CANCEL_JOB, [jobId]));
+      const stopping = touched.filter((r) => r.what === 'cancelling').map((r) => ({ runId: r.id, shard: r.shard }));
+      if (stopping.length > 0) afterCommit = await this.deps.router.cancelInTransaction(tx, stopping, 'job cancelled');
+      return touched;
+    });
+    afterCommit?.();
+    const cancelled = rows.filter((r) => r.what === 'cancelled');
+    for (const r of cancelled) onCancelled(r.id, r.shard);
     const { job } = await this.getJob(jobId);
-    return { job, runsCancelled: rows.length };
+    return { job, runsCancelled: cancelled.length, runsCancelling: rows.length - cancelled.length };
   }
 
   /** Moves a job's scheduled run to a new due time; the owner is told like on schedule. */

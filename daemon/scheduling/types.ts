@@ -2,6 +2,7 @@
 import type { Db } from '../db/pool.js';
 import type { DeliveryMode, RunStatus } from '../db/queries/columns.js';
 import type { RunRouter } from '../engine/router.js';
+import type { Recurrence } from '../recurring/recurrence.js';
 
 /** One validated schedule request (grpc/validate.ts makes these). */
 export interface ScheduleInput {
@@ -16,15 +17,31 @@ export interface ScheduleInput {
   initialBackoffMs: number;
   maxBackoffMs: number;
   leaseMs: number;
+  /** A recurring job's rule (dueAtMs is then unused); null for a one-shot job. */
+  recurrence: Recurrence | null;
 }
 
 /** What scheduling reports about one request: references, never the payload. */
 export interface Scheduled {
   job: { id: string; shard: number; delivery: DeliveryMode };
   /** The job's first run. */
-  run: { id: number; job_id: string; shard: number; priority: number; status: RunStatus; due_at_ms: number };
+  run: ScheduledRun;
   /** The dedupe key matched an existing job (or an earlier request of the batch); nothing was created for it. */
   deduplicated: boolean;
+}
+
+export interface ScheduledRun {
+  id: number;
+  job_id: string;
+  shard: number;
+  priority: number;
+  status: RunStatus;
+  due_at_ms: number;
+}
+
+/** Like Scheduled, for any job: a recurring job's first occurrence may not be a run yet. */
+export interface ScheduledJob extends Omit<Scheduled, 'run'> {
+  run: ScheduledRun | null;
 }
 
 export interface ScheduledBatch {

@@ -1,5 +1,5 @@
 /**
- * Near-due notifications between daemons.
+ * Near-due notifications between daemons (and cancels of running runs).
  *
  * A daemon that schedules (or reschedules, or retries) a run due within the
  * window on a shard it does not own tells the owner with `pg_notify` inside
@@ -37,6 +37,35 @@ export function encodeNearDue(runs: readonly RunRef[]): string[] {
   return out;
 }
 
+/**
+ * A cancel notification: `{"cancel":[run ids],"reason":"…"}`, told to the
+ * owner of the runs' shard (which holds their worker streams). Near-due
+ * payloads are arrays, so the first character tells the two apart.
+ */
+export interface CancelNotice {
+  runIds: number[];
+  reason: string;
+}
+
+export function encodeCancels(runIds: readonly number[], reason: string): string[] {
+  const out: string[] = [];
+  const per = Math.floor((MAX_PAYLOAD - 300) / 17); // run ids are at most 16 digits
+  for (let k = 0; k < runIds.length; k += per) out.push(JSON.stringify({ cancel: runIds.slice(k, k + per), reason: reason.slice(0, 200) }));
+  return out;
+}
+
+export function decodeNotice(payload: string): { runs: RunRef[] } | { cancel: CancelNotice } {
+  if (payload.startsWith('{')) {
+    const m = JSON.parse(payload) as { cancel: number[]; reason?: string };
+    return { cancel: { runIds: m.cancel, reason: m.reason ?? '' } };
+  }
+  return { runs: decodeNearDue(payload) };
+}
+
+export async function publishCancels(db: Queryable, schema: string, runIds: readonly number[], reason: string): Promise<void> {
+  for (const payload of encodeCancels(runIds, reason)) await query(db, NOTIFY, [channelFor(schema), payload]);
+}
+
 export function decodeNearDue(payload: string): RunRef[] {
   const tuples = JSON.parse(payload) as [number, number, number, number][];
   return tuples.map(([runId, shard, dueAtMs, priority]) => ({ runId, shard, dueAtMs, priority }));
@@ -54,6 +83,8 @@ export interface ListenerOptions {
   schema: string;
   log: Logger;
   onRuns: (runs: RunRef[]) => void;
+  /** Runs whose workers are to be told to stop (on shards this daemon may own). */
+  onCancel: (notice: CancelNotice) => void;
   /** Called after every (re)connect: notifications may have been missed. */
   onReconnect: () => void;
 }
@@ -82,7 +113,9 @@ export class NearDueListener {
     client.on('notification', (msg) => {
       if (!msg.payload) return;
       try {
-        this.opts.onRuns(decodeNearDue(msg.payload));
+        const n = decodeNotice(msg.payload);
+        if ('runs' in n) this.opts.onRuns(n.runs);
+        else this.opts.onCancel(n.cancel);
       } catch (err) {
         this.opts.log.warn({ err }, 'bad near-due notification ignored');
       }

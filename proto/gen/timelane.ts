@@ -4,10 +4,15 @@ import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-load
 import type { Ack as _timelane_v1_Ack, Ack__Output as _timelane_v1_Ack__Output } from './timelane/v1/Ack.js';
 import type { AckBatch as _timelane_v1_AckBatch, AckBatch__Output as _timelane_v1_AckBatch__Output } from './timelane/v1/AckBatch.js';
 import type { AdminClient as _timelane_v1_AdminClient, AdminDefinition as _timelane_v1_AdminDefinition } from './timelane/v1/Admin.js';
+import type { BackfillJobRequest as _timelane_v1_BackfillJobRequest, BackfillJobRequest__Output as _timelane_v1_BackfillJobRequest__Output } from './timelane/v1/BackfillJobRequest.js';
+import type { BackfillJobResponse as _timelane_v1_BackfillJobResponse, BackfillJobResponse__Output as _timelane_v1_BackfillJobResponse__Output } from './timelane/v1/BackfillJobResponse.js';
 import type { CancelJobRequest as _timelane_v1_CancelJobRequest, CancelJobRequest__Output as _timelane_v1_CancelJobRequest__Output } from './timelane/v1/CancelJobRequest.js';
 import type { CancelJobResponse as _timelane_v1_CancelJobResponse, CancelJobResponse__Output as _timelane_v1_CancelJobResponse__Output } from './timelane/v1/CancelJobResponse.js';
+import type { CancelRun as _timelane_v1_CancelRun, CancelRun__Output as _timelane_v1_CancelRun__Output } from './timelane/v1/CancelRun.js';
+import type { CatchUp as _timelane_v1_CatchUp, CatchUp__Output as _timelane_v1_CatchUp__Output } from './timelane/v1/CatchUp.js';
 import type { Complete as _timelane_v1_Complete, Complete__Output as _timelane_v1_Complete__Output } from './timelane/v1/Complete.js';
 import type { CompleteBatch as _timelane_v1_CompleteBatch, CompleteBatch__Output as _timelane_v1_CompleteBatch__Output } from './timelane/v1/CompleteBatch.js';
+import type { CronSpec as _timelane_v1_CronSpec, CronSpec__Output as _timelane_v1_CronSpec__Output } from './timelane/v1/CronSpec.js';
 import type { DeliveredRun as _timelane_v1_DeliveredRun, DeliveredRun__Output as _timelane_v1_DeliveredRun__Output } from './timelane/v1/DeliveredRun.js';
 import type { DeliveryRef as _timelane_v1_DeliveryRef, DeliveryRef__Output as _timelane_v1_DeliveryRef__Output } from './timelane/v1/DeliveryRef.js';
 import type { DrainMemberRequest as _timelane_v1_DrainMemberRequest, DrainMemberRequest__Output as _timelane_v1_DrainMemberRequest__Output } from './timelane/v1/DrainMemberRequest.js';
@@ -18,9 +23,17 @@ import type { GetJobResponse as _timelane_v1_GetJobResponse, GetJobResponse__Out
 import type { GetRunRequest as _timelane_v1_GetRunRequest, GetRunRequest__Output as _timelane_v1_GetRunRequest__Output } from './timelane/v1/GetRunRequest.js';
 import type { GetRunResponse as _timelane_v1_GetRunResponse, GetRunResponse__Output as _timelane_v1_GetRunResponse__Output } from './timelane/v1/GetRunResponse.js';
 import type { Heartbeat as _timelane_v1_Heartbeat, Heartbeat__Output as _timelane_v1_Heartbeat__Output } from './timelane/v1/Heartbeat.js';
+import type { IntervalSpec as _timelane_v1_IntervalSpec, IntervalSpec__Output as _timelane_v1_IntervalSpec__Output } from './timelane/v1/IntervalSpec.js';
 import type { Job as _timelane_v1_Job, Job__Output as _timelane_v1_Job__Output } from './timelane/v1/Job.js';
+import type { JobCounts as _timelane_v1_JobCounts, JobCounts__Output as _timelane_v1_JobCounts__Output } from './timelane/v1/JobCounts.js';
+import type { ListDeadRunsRequest as _timelane_v1_ListDeadRunsRequest, ListDeadRunsRequest__Output as _timelane_v1_ListDeadRunsRequest__Output } from './timelane/v1/ListDeadRunsRequest.js';
+import type { ListDeadRunsResponse as _timelane_v1_ListDeadRunsResponse, ListDeadRunsResponse__Output as _timelane_v1_ListDeadRunsResponse__Output } from './timelane/v1/ListDeadRunsResponse.js';
+import type { ListJobsRequest as _timelane_v1_ListJobsRequest, ListJobsRequest__Output as _timelane_v1_ListJobsRequest__Output } from './timelane/v1/ListJobsRequest.js';
+import type { ListJobsResponse as _timelane_v1_ListJobsResponse, ListJobsResponse__Output as _timelane_v1_ListJobsResponse__Output } from './timelane/v1/ListJobsResponse.js';
 import type { ListMembersRequest as _timelane_v1_ListMembersRequest, ListMembersRequest__Output as _timelane_v1_ListMembersRequest__Output } from './timelane/v1/ListMembersRequest.js';
 import type { ListMembersResponse as _timelane_v1_ListMembersResponse, ListMembersResponse__Output as _timelane_v1_ListMembersResponse__Output } from './timelane/v1/ListMembersResponse.js';
+import type { ListQueueLimitsRequest as _timelane_v1_ListQueueLimitsRequest, ListQueueLimitsRequest__Output as _timelane_v1_ListQueueLimitsRequest__Output } from './timelane/v1/ListQueueLimitsRequest.js';
+import type { ListQueueLimitsResponse as _timelane_v1_ListQueueLimitsResponse, ListQueueLimitsResponse__Output as _timelane_v1_ListQueueLimitsResponse__Output } from './timelane/v1/ListQueueLimitsResponse.js';
 import type { ListRunsRequest as _timelane_v1_ListRunsRequest, ListRunsRequest__Output as _timelane_v1_ListRunsRequest__Output } from './timelane/v1/ListRunsRequest.js';
 import type { ListRunsResponse as _timelane_v1_ListRunsResponse, ListRunsResponse__Output as _timelane_v1_ListRunsResponse__Output } from './timelane/v1/ListRunsResponse.js';
 import type { ListShardsRequest as _timelane_v1_ListShardsRequest, ListShardsRequest__Output as _timelane_v1_ListShardsRequest__Output } from './timelane/v1/ListShardsRequest.js';
@@ -28,10 +41,18 @@ import type { ListShardsResponse as _timelane_v1_ListShardsResponse, ListShardsR
 import type { Member as _timelane_v1_Member, Member__Output as _timelane_v1_Member__Output } from './timelane/v1/Member.js';
 import type { MoveShardRequest as _timelane_v1_MoveShardRequest, MoveShardRequest__Output as _timelane_v1_MoveShardRequest__Output } from './timelane/v1/MoveShardRequest.js';
 import type { MoveShardResponse as _timelane_v1_MoveShardResponse, MoveShardResponse__Output as _timelane_v1_MoveShardResponse__Output } from './timelane/v1/MoveShardResponse.js';
+import type { PauseJobRequest as _timelane_v1_PauseJobRequest, PauseJobRequest__Output as _timelane_v1_PauseJobRequest__Output } from './timelane/v1/PauseJobRequest.js';
+import type { PauseJobResponse as _timelane_v1_PauseJobResponse, PauseJobResponse__Output as _timelane_v1_PauseJobResponse__Output } from './timelane/v1/PauseJobResponse.js';
+import type { QueueLimits as _timelane_v1_QueueLimits, QueueLimits__Output as _timelane_v1_QueueLimits__Output } from './timelane/v1/QueueLimits.js';
 import type { RebalanceRequest as _timelane_v1_RebalanceRequest, RebalanceRequest__Output as _timelane_v1_RebalanceRequest__Output } from './timelane/v1/RebalanceRequest.js';
 import type { RebalanceResponse as _timelane_v1_RebalanceResponse, RebalanceResponse__Output as _timelane_v1_RebalanceResponse__Output } from './timelane/v1/RebalanceResponse.js';
+import type { Recurrence as _timelane_v1_Recurrence, Recurrence__Output as _timelane_v1_Recurrence__Output } from './timelane/v1/Recurrence.js';
+import type { ReplayRunsRequest as _timelane_v1_ReplayRunsRequest, ReplayRunsRequest__Output as _timelane_v1_ReplayRunsRequest__Output } from './timelane/v1/ReplayRunsRequest.js';
+import type { ReplayRunsResponse as _timelane_v1_ReplayRunsResponse, ReplayRunsResponse__Output as _timelane_v1_ReplayRunsResponse__Output } from './timelane/v1/ReplayRunsResponse.js';
 import type { RescheduleJobRequest as _timelane_v1_RescheduleJobRequest, RescheduleJobRequest__Output as _timelane_v1_RescheduleJobRequest__Output } from './timelane/v1/RescheduleJobRequest.js';
 import type { RescheduleJobResponse as _timelane_v1_RescheduleJobResponse, RescheduleJobResponse__Output as _timelane_v1_RescheduleJobResponse__Output } from './timelane/v1/RescheduleJobResponse.js';
+import type { ResumeJobRequest as _timelane_v1_ResumeJobRequest, ResumeJobRequest__Output as _timelane_v1_ResumeJobRequest__Output } from './timelane/v1/ResumeJobRequest.js';
+import type { ResumeJobResponse as _timelane_v1_ResumeJobResponse, ResumeJobResponse__Output as _timelane_v1_ResumeJobResponse__Output } from './timelane/v1/ResumeJobResponse.js';
 import type { RetryPolicy as _timelane_v1_RetryPolicy, RetryPolicy__Output as _timelane_v1_RetryPolicy__Output } from './timelane/v1/RetryPolicy.js';
 import type { Run as _timelane_v1_Run, Run__Output as _timelane_v1_Run__Output } from './timelane/v1/Run.js';
 import type { RunBatch as _timelane_v1_RunBatch, RunBatch__Output as _timelane_v1_RunBatch__Output } from './timelane/v1/RunBatch.js';
@@ -41,10 +62,16 @@ import type { ScheduleRequest as _timelane_v1_ScheduleRequest, ScheduleRequest__
 import type { ScheduleResponse as _timelane_v1_ScheduleResponse, ScheduleResponse__Output as _timelane_v1_ScheduleResponse__Output } from './timelane/v1/ScheduleResponse.js';
 import type { ScheduledRef as _timelane_v1_ScheduledRef, ScheduledRef__Output as _timelane_v1_ScheduledRef__Output } from './timelane/v1/ScheduledRef.js';
 import type { SchedulerClient as _timelane_v1_SchedulerClient, SchedulerDefinition as _timelane_v1_SchedulerDefinition } from './timelane/v1/Scheduler.js';
+import type { SetQueueLimitsRequest as _timelane_v1_SetQueueLimitsRequest, SetQueueLimitsRequest__Output as _timelane_v1_SetQueueLimitsRequest__Output } from './timelane/v1/SetQueueLimitsRequest.js';
+import type { SetQueueLimitsResponse as _timelane_v1_SetQueueLimitsResponse, SetQueueLimitsResponse__Output as _timelane_v1_SetQueueLimitsResponse__Output } from './timelane/v1/SetQueueLimitsResponse.js';
 import type { ShardInfo as _timelane_v1_ShardInfo, ShardInfo__Output as _timelane_v1_ShardInfo__Output } from './timelane/v1/ShardInfo.js';
 import type { ShardMove as _timelane_v1_ShardMove, ShardMove__Output as _timelane_v1_ShardMove__Output } from './timelane/v1/ShardMove.js';
 import type { Subscribe as _timelane_v1_Subscribe, Subscribe__Output as _timelane_v1_Subscribe__Output } from './timelane/v1/Subscribe.js';
 import type { Subscribed as _timelane_v1_Subscribed, Subscribed__Output as _timelane_v1_Subscribed__Output } from './timelane/v1/Subscribed.js';
+import type { TriggerJobRequest as _timelane_v1_TriggerJobRequest, TriggerJobRequest__Output as _timelane_v1_TriggerJobRequest__Output } from './timelane/v1/TriggerJobRequest.js';
+import type { TriggerJobResponse as _timelane_v1_TriggerJobResponse, TriggerJobResponse__Output as _timelane_v1_TriggerJobResponse__Output } from './timelane/v1/TriggerJobResponse.js';
+import type { UpdateJobRequest as _timelane_v1_UpdateJobRequest, UpdateJobRequest__Output as _timelane_v1_UpdateJobRequest__Output } from './timelane/v1/UpdateJobRequest.js';
+import type { UpdateJobResponse as _timelane_v1_UpdateJobResponse, UpdateJobResponse__Output as _timelane_v1_UpdateJobResponse__Output } from './timelane/v1/UpdateJobResponse.js';
 import type { WorkRequest as _timelane_v1_WorkRequest, WorkRequest__Output as _timelane_v1_WorkRequest__Output } from './timelane/v1/WorkRequest.js';
 import type { WorkResponse as _timelane_v1_WorkResponse, WorkResponse__Output as _timelane_v1_WorkResponse__Output } from './timelane/v1/WorkResponse.js';
 import type { WorkerClient as _timelane_v1_WorkerClient, WorkerDefinition as _timelane_v1_WorkerDefinition } from './timelane/v1/Worker.js';
@@ -59,25 +86,42 @@ export interface ProtoGrpcType {
       Ack: MessageTypeDefinition<_timelane_v1_Ack, _timelane_v1_Ack__Output>
       AckBatch: MessageTypeDefinition<_timelane_v1_AckBatch, _timelane_v1_AckBatch__Output>
       Admin: SubtypeConstructor<typeof grpc.Client, _timelane_v1_AdminClient> & { service: _timelane_v1_AdminDefinition }
+      BackfillJobRequest: MessageTypeDefinition<_timelane_v1_BackfillJobRequest, _timelane_v1_BackfillJobRequest__Output>
+      BackfillJobResponse: MessageTypeDefinition<_timelane_v1_BackfillJobResponse, _timelane_v1_BackfillJobResponse__Output>
       CancelJobRequest: MessageTypeDefinition<_timelane_v1_CancelJobRequest, _timelane_v1_CancelJobRequest__Output>
       CancelJobResponse: MessageTypeDefinition<_timelane_v1_CancelJobResponse, _timelane_v1_CancelJobResponse__Output>
+      CancelRun: MessageTypeDefinition<_timelane_v1_CancelRun, _timelane_v1_CancelRun__Output>
+      CatchUp: MessageTypeDefinition<_timelane_v1_CatchUp, _timelane_v1_CatchUp__Output>
+      CatchUpMode: EnumTypeDefinition
       Complete: MessageTypeDefinition<_timelane_v1_Complete, _timelane_v1_Complete__Output>
       CompleteBatch: MessageTypeDefinition<_timelane_v1_CompleteBatch, _timelane_v1_CompleteBatch__Output>
+      CronSpec: MessageTypeDefinition<_timelane_v1_CronSpec, _timelane_v1_CronSpec__Output>
       DeliveredRun: MessageTypeDefinition<_timelane_v1_DeliveredRun, _timelane_v1_DeliveredRun__Output>
       DeliveryMode: EnumTypeDefinition
       DeliveryRef: MessageTypeDefinition<_timelane_v1_DeliveryRef, _timelane_v1_DeliveryRef__Output>
       DrainMemberRequest: MessageTypeDefinition<_timelane_v1_DrainMemberRequest, _timelane_v1_DrainMemberRequest__Output>
       DrainMemberResponse: MessageTypeDefinition<_timelane_v1_DrainMemberResponse, _timelane_v1_DrainMemberResponse__Output>
+      DstGapPolicy: EnumTypeDefinition
+      DstRepeatPolicy: EnumTypeDefinition
       Fail: MessageTypeDefinition<_timelane_v1_Fail, _timelane_v1_Fail__Output>
       GetJobRequest: MessageTypeDefinition<_timelane_v1_GetJobRequest, _timelane_v1_GetJobRequest__Output>
       GetJobResponse: MessageTypeDefinition<_timelane_v1_GetJobResponse, _timelane_v1_GetJobResponse__Output>
       GetRunRequest: MessageTypeDefinition<_timelane_v1_GetRunRequest, _timelane_v1_GetRunRequest__Output>
       GetRunResponse: MessageTypeDefinition<_timelane_v1_GetRunResponse, _timelane_v1_GetRunResponse__Output>
       Heartbeat: MessageTypeDefinition<_timelane_v1_Heartbeat, _timelane_v1_Heartbeat__Output>
+      IntervalSpec: MessageTypeDefinition<_timelane_v1_IntervalSpec, _timelane_v1_IntervalSpec__Output>
       Job: MessageTypeDefinition<_timelane_v1_Job, _timelane_v1_Job__Output>
+      JobCounts: MessageTypeDefinition<_timelane_v1_JobCounts, _timelane_v1_JobCounts__Output>
+      JobKind: EnumTypeDefinition
       JobStatus: EnumTypeDefinition
+      ListDeadRunsRequest: MessageTypeDefinition<_timelane_v1_ListDeadRunsRequest, _timelane_v1_ListDeadRunsRequest__Output>
+      ListDeadRunsResponse: MessageTypeDefinition<_timelane_v1_ListDeadRunsResponse, _timelane_v1_ListDeadRunsResponse__Output>
+      ListJobsRequest: MessageTypeDefinition<_timelane_v1_ListJobsRequest, _timelane_v1_ListJobsRequest__Output>
+      ListJobsResponse: MessageTypeDefinition<_timelane_v1_ListJobsResponse, _timelane_v1_ListJobsResponse__Output>
       ListMembersRequest: MessageTypeDefinition<_timelane_v1_ListMembersRequest, _timelane_v1_ListMembersRequest__Output>
       ListMembersResponse: MessageTypeDefinition<_timelane_v1_ListMembersResponse, _timelane_v1_ListMembersResponse__Output>
+      ListQueueLimitsRequest: MessageTypeDefinition<_timelane_v1_ListQueueLimitsRequest, _timelane_v1_ListQueueLimitsRequest__Output>
+      ListQueueLimitsResponse: MessageTypeDefinition<_timelane_v1_ListQueueLimitsResponse, _timelane_v1_ListQueueLimitsResponse__Output>
       ListRunsRequest: MessageTypeDefinition<_timelane_v1_ListRunsRequest, _timelane_v1_ListRunsRequest__Output>
       ListRunsResponse: MessageTypeDefinition<_timelane_v1_ListRunsResponse, _timelane_v1_ListRunsResponse__Output>
       ListShardsRequest: MessageTypeDefinition<_timelane_v1_ListShardsRequest, _timelane_v1_ListShardsRequest__Output>
@@ -85,10 +129,19 @@ export interface ProtoGrpcType {
       Member: MessageTypeDefinition<_timelane_v1_Member, _timelane_v1_Member__Output>
       MoveShardRequest: MessageTypeDefinition<_timelane_v1_MoveShardRequest, _timelane_v1_MoveShardRequest__Output>
       MoveShardResponse: MessageTypeDefinition<_timelane_v1_MoveShardResponse, _timelane_v1_MoveShardResponse__Output>
+      OverlapPolicy: EnumTypeDefinition
+      PauseJobRequest: MessageTypeDefinition<_timelane_v1_PauseJobRequest, _timelane_v1_PauseJobRequest__Output>
+      PauseJobResponse: MessageTypeDefinition<_timelane_v1_PauseJobResponse, _timelane_v1_PauseJobResponse__Output>
+      QueueLimits: MessageTypeDefinition<_timelane_v1_QueueLimits, _timelane_v1_QueueLimits__Output>
       RebalanceRequest: MessageTypeDefinition<_timelane_v1_RebalanceRequest, _timelane_v1_RebalanceRequest__Output>
       RebalanceResponse: MessageTypeDefinition<_timelane_v1_RebalanceResponse, _timelane_v1_RebalanceResponse__Output>
+      Recurrence: MessageTypeDefinition<_timelane_v1_Recurrence, _timelane_v1_Recurrence__Output>
+      ReplayRunsRequest: MessageTypeDefinition<_timelane_v1_ReplayRunsRequest, _timelane_v1_ReplayRunsRequest__Output>
+      ReplayRunsResponse: MessageTypeDefinition<_timelane_v1_ReplayRunsResponse, _timelane_v1_ReplayRunsResponse__Output>
       RescheduleJobRequest: MessageTypeDefinition<_timelane_v1_RescheduleJobRequest, _timelane_v1_RescheduleJobRequest__Output>
       RescheduleJobResponse: MessageTypeDefinition<_timelane_v1_RescheduleJobResponse, _timelane_v1_RescheduleJobResponse__Output>
+      ResumeJobRequest: MessageTypeDefinition<_timelane_v1_ResumeJobRequest, _timelane_v1_ResumeJobRequest__Output>
+      ResumeJobResponse: MessageTypeDefinition<_timelane_v1_ResumeJobResponse, _timelane_v1_ResumeJobResponse__Output>
       RetryPolicy: MessageTypeDefinition<_timelane_v1_RetryPolicy, _timelane_v1_RetryPolicy__Output>
       Run: MessageTypeDefinition<_timelane_v1_Run, _timelane_v1_Run__Output>
       RunBatch: MessageTypeDefinition<_timelane_v1_RunBatch, _timelane_v1_RunBatch__Output>
@@ -99,10 +152,16 @@ export interface ProtoGrpcType {
       ScheduleResponse: MessageTypeDefinition<_timelane_v1_ScheduleResponse, _timelane_v1_ScheduleResponse__Output>
       ScheduledRef: MessageTypeDefinition<_timelane_v1_ScheduledRef, _timelane_v1_ScheduledRef__Output>
       Scheduler: SubtypeConstructor<typeof grpc.Client, _timelane_v1_SchedulerClient> & { service: _timelane_v1_SchedulerDefinition }
+      SetQueueLimitsRequest: MessageTypeDefinition<_timelane_v1_SetQueueLimitsRequest, _timelane_v1_SetQueueLimitsRequest__Output>
+      SetQueueLimitsResponse: MessageTypeDefinition<_timelane_v1_SetQueueLimitsResponse, _timelane_v1_SetQueueLimitsResponse__Output>
       ShardInfo: MessageTypeDefinition<_timelane_v1_ShardInfo, _timelane_v1_ShardInfo__Output>
       ShardMove: MessageTypeDefinition<_timelane_v1_ShardMove, _timelane_v1_ShardMove__Output>
       Subscribe: MessageTypeDefinition<_timelane_v1_Subscribe, _timelane_v1_Subscribe__Output>
       Subscribed: MessageTypeDefinition<_timelane_v1_Subscribed, _timelane_v1_Subscribed__Output>
+      TriggerJobRequest: MessageTypeDefinition<_timelane_v1_TriggerJobRequest, _timelane_v1_TriggerJobRequest__Output>
+      TriggerJobResponse: MessageTypeDefinition<_timelane_v1_TriggerJobResponse, _timelane_v1_TriggerJobResponse__Output>
+      UpdateJobRequest: MessageTypeDefinition<_timelane_v1_UpdateJobRequest, _timelane_v1_UpdateJobRequest__Output>
+      UpdateJobResponse: MessageTypeDefinition<_timelane_v1_UpdateJobResponse, _timelane_v1_UpdateJobResponse__Output>
       WorkRequest: MessageTypeDefinition<_timelane_v1_WorkRequest, _timelane_v1_WorkRequest__Output>
       WorkResponse: MessageTypeDefinition<_timelane_v1_WorkResponse, _timelane_v1_WorkResponse__Output>
       Worker: SubtypeConstructor<typeof grpc.Client, _timelane_v1_WorkerClient> & { service: _timelane_v1_WorkerDefinition }

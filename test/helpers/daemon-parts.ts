@@ -29,8 +29,10 @@ import type { Claimer } from '../../daemon/dispatch/claimer.js';
 import type { ShardFences } from '../../daemon/coord/fence.js';
 import { ALL_QUEUES } from '../../daemon/dispatch/delivery-hub.js';
 import { FireEngine } from '../../daemon/engine/fire-engine.js';
+import { LocalPermits } from '../../daemon/dispatch/queue-limits.js';
 import { DEFAULT_CLAIM_AHEAD_MS } from '../../daemon/config.js';
 import { SchedulingService, type ScheduleInput } from '../../daemon/scheduling/scheduling-service.js';
+import { RecurringService } from '../../daemon/recurring/recurring-service.js';
 import type { LeaseBackend } from '../../daemon/coord/lease.js';
 import { PostgresLeaseBackend } from '../../daemon/coord/pg-lease.js';
 import { RedisLeaseBackend } from '../../daemon/coord/redis-lease.js';
@@ -76,6 +78,7 @@ export class DaemonParts {
   readonly leases: ShardLeaseManager;
   readonly backend: LeaseBackend;
   readonly scheduling: SchedulingService;
+  readonly recurring: RecurringService;
   readonly deliveries: Delivery[] = [];
   readonly lost: LostEvent[] = [];
   private stopped = false;
@@ -112,6 +115,7 @@ export class DaemonParts {
       reapIntervalMs: 600_000,
       claimAheadMs: opts.claimAheadMs ?? DEFAULT_CLAIM_AHEAD_MS,
       listen: null,
+      permits: new LocalPermits(),
     }));
     this.fastLane = engine.lane;
     this.loader = engine.loader;
@@ -128,6 +132,13 @@ export class DaemonParts {
       schema: opts.schema ?? 'timelane',
       shardCount: opts.shardCount,
       router: engine.router,
+    });
+    this.recurring = new RecurringService({
+      db: opts.db,
+      shardCount: opts.shardCount,
+      router: engine.router,
+      wallNow: () => Date.now(),
+      forgetRun: (runId) => engine.forget(runId),
     });
     track(this, `daemon parts ${memberId}`);
     engine.start();
@@ -187,6 +198,7 @@ export function scheduleInput(dueAtMs: number, over: Partial<ScheduleInput> = {}
     initialBackoffMs: 100,
     maxBackoffMs: 1_000,
     leaseMs: 30_000,
+    recurrence: null,
     ...over,
   };
 }

@@ -30,7 +30,7 @@ let answers: Answers;
 beforeAll(async () => {
   db = await createTestDatabase(4);
   // Owns no shard: a retry is announced by notify inside the Fail transaction.
-  answers = new Answers(db.pool, new RunRouter({ schema: 'timelane', windowMs: 30_000, wallNow: Date.now, owns: () => false, offerLocal: () => undefined }));
+  answers = new Answers(db.pool, new RunRouter({ schema: 'timelane', windowMs: 30_000, wallNow: Date.now, owns: () => false, offerLocal: () => undefined, cancelLocal: () => undefined }));
 });
 afterAll(async () => {
   await db?.drop();
@@ -236,7 +236,7 @@ describe('fail', () => {
     // A channel name over Postgres's 63-byte limit: pg_notify raises. Inside the
     // transaction that rolls the Fail back; after a commit it would leave a failed
     // run and a retry behind an error answer (the worker would retry a Fail that took).
-    const badRouter = new RunRouter({ schema: 'x'.repeat(64), windowMs: 30_000, wallNow: Date.now, owns: () => false, offerLocal: () => undefined });
+    const badRouter = new RunRouter({ schema: 'x'.repeat(64), windowMs: 30_000, wallNow: Date.now, owns: () => false, offerLocal: () => undefined, cancelLocal: () => undefined });
     const unannounced = new Answers(db.pool, badRouter);
     const run = await firedRun({ maxAttempts: 3, initialBackoffMs: 100, maxBackoffMs: 100 });
     await expect(unannounced.fail(full(refOf(run)), true, 'boom')).rejects.toThrow();

@@ -120,6 +120,7 @@ function claimer(pool: Db, fences: FixedFences) {
     readDb: pool,
     fences,
     deliver: (run) => delivered.push(run),
+    cancelRunning: () => undefined,
     reoffer: (run) => {
       reoffered.push(run);
       c.fire([run], Date.now());

@@ -27,6 +27,7 @@ const SCHEMA = 'timelane';
 let db: TestDatabase;
 let listener: pg.Client;
 const notified: RunRef[] = [];
+const stopped: number[] = [];
 let offered: RunRef[] = [];
 let owned: (shard: number) => boolean = () => false;
 
@@ -44,7 +45,7 @@ beforeAll(async () => {
     db: db.pool,
     schema: SCHEMA,
     shardCount: SHARDS,
-    router: new RunRouter({ schema: SCHEMA, windowMs: WINDOW, wallNow: () => Date.now(), owns: (s) => owned(s), offerLocal: (run) => offered.push(run) }),
+    router: new RunRouter({ schema: SCHEMA, windowMs: WINDOW, wallNow: () => Date.now(), owns: (s) => owned(s), offerLocal: (run) => offered.push(run), cancelLocal: (runId) => stopped.push(runId) }),
   });
 });
 
@@ -230,7 +231,7 @@ describe('cancel', () => {
     expect(told).toHaveLength(1);
   });
 
-  it('a job whose run already fired is not cancelled: runs_cancelled 0, job still active, run still fired', async () => {
+  it('a job whose run already fired: runs_cancelled 0, runs_cancelling 1 (its worker is told), job cancelled, run still fired', async () => {
     const [s] = await svc.schedule([scheduleInput(Date.now() - 10)]);
     const { rows } = await db.pool.query<{ fence: number }>(
       `UPDATE shards SET fence = fence + 1, owner = 'claimer' WHERE shard = $1 RETURNING fence`,
@@ -238,9 +239,13 @@ describe('cancel', () => {
     );
     const claimed = await claimDirect(db.pool, [s.run.id], s.run.shard, rows[0].fence);
     expect(claimed).toHaveLength(1);
-    const out = await svc.cancelJob(s.job.id, () => expect.fail('nothing was cancelled'));
+    owned = () => true;
+    stopped.length = 0;
+    const out = await svc.cancelJob(s.job.id, () => expect.fail('nothing was cancelled before firing'));
     expect(out.runsCancelled).toBe(0);
-    expect(out.job.status).toBe('active');
+    expect(out.runsCancelling).toBe(1);
+    expect(out.job.status).toBe('cancelled');
+    expect(stopped).toEqual([s.run.id]); // the owner tells the worker holding it
     expect((await runStates(db.pool, [s.run.id])).get(s.run.id)?.status).toBe('fired');
   });
 

@@ -253,7 +253,7 @@ describe('the window edge (I-4)', () => {
         const lead = DEFAULT_CLAIM_AHEAD_MS + 1 + (i % 5); // 1-5 ms before the claim, which runs claim-ahead of due
         await sleep(Math.max(0, r.run.due_at_ms - lead - Date.now()));
         const out = await p.scheduling.cancelJob(r.job.id, (runId) => void p.fastLane.cancel(runId));
-        return { runId: r.run.id, jobId: r.job.id, cancelled: out.runsCancelled, jobStatus: out.job.status };
+        return { runId: r.run.id, jobId: r.job.id, cancelled: out.runsCancelled, cancelling: out.runsCancelling, jobStatus: out.job.status };
       }),
     );
     await sleep(300);
@@ -265,11 +265,13 @@ describe('the window edge (I-4)', () => {
         expect(states.get(o.runId)?.status).toBe('cancelled');
         expect(o.jobStatus).toBe('cancelled');
       } else {
-        // The claim won: delivered once, and the cancel left the job alone.
+        // The claim won: delivered once; the cancel asked its worker to stop it
+        // (cooperative: the run stays fired until the worker answers).
         expect(o.cancelled).toBe(0);
+        expect(o.cancelling).toBe(1);
         expect(counts.get(o.runId)).toBe(1);
         expect(states.get(o.runId)?.status).toBe('fired');
-        expect(o.jobStatus).toBe('active');
+        expect(o.jobStatus).toBe('cancelled');
       }
     }
     expect(outcomes.some((o) => o.cancelled === 1)).toBe(true);

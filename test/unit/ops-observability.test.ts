@@ -29,7 +29,7 @@ describe('ops/prometheus/alerts.yaml', () => {
   const rules = alerts.groups.flatMap((g) => g.rules);
   it('has the alerts operators need', () => {
     expect(rules.map((r) => r.alert).sort()).toEqual(
-      ['TimelaneClockSkew', 'TimelaneDeadLettersRising', 'TimelaneFireLagHigh', 'TimelanePostgresDown', 'TimelaneRedisDown', 'TimelaneShardsLost', 'TimelaneShardsUnowned'].sort(),
+      ['TimelaneClockSkew', 'TimelaneDeadLettersRising', 'TimelaneFireLagHigh', 'TimelaneOccurrencesMissed', 'TimelanePostgresDown', 'TimelaneRedisDown', 'TimelaneShardsLost', 'TimelaneShardsUnowned'].sort(),
     );
   });
   it.each(rules.map((r) => [r.alert, r] as const))('%s: uses exported metrics only, and has for, severity and a summary', (_name, r) => {

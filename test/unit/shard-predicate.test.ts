@@ -15,12 +15,13 @@
  *   `jobs` is distributed by `shard` too (README, "Past one Postgres").
  *
  * The list is explicit and the modules are checked for completeness: a new
- * statement in dispatch.ts or window.ts fails this file until it is listed as
+ * statement in dispatch.ts, window.ts or recurring.ts fails this file until it is listed as
  * hot (and names its shard) or as not hot, with the reason.
  */
 import { describe, expect, it } from 'vitest';
 import * as dispatchQueries from '../../daemon/db/queries/dispatch.js';
 import * as windowQueries from '../../daemon/db/queries/window.js';
+import * as recurringQueries from '../../daemon/db/queries/recurring.js';
 
 // ------------------------------------------------------------------ checker ---
 
@@ -141,7 +142,11 @@ function problems(sql: string, table: 'runs' | 'jobs'): string[] {
 // ------------------------------------------------------------- the list ---
 
 /** Every named statement of the modules that hold the hot path. */
-const STATEMENTS = new Map<string, string>([...Object.entries(dispatchQueries), ...Object.entries(windowQueries)]);
+const STATEMENTS = new Map<string, string>(
+  [...Object.entries(dispatchQueries), ...Object.entries(windowQueries), ...Object.entries(recurringQueries)].filter(
+    (e): e is [string, string] => typeof e[1] === 'string',
+  ),
+);
 
 /**
  * The hot path: statements run per fired run, per due run, per answer, or per
@@ -159,6 +164,11 @@ const HOT: Record<string, string> = {
   DESCRIBE_DELIVERY: 'answers: why a delivery was refused',
   LOAD_WINDOW_PAGE: 'window load, repair scan and rebuild on acquisition — one paged statement',
   SCHEDULED_STATUS: 'claim misses: which popped runs are still scheduled',
+  EXPIRE_CANCELLED: 'redelivery reaper: runs asked to stop whose lease ended',
+  OVERLAP_BLOCKED: "claim misses: runs held back by their job's overlap policy",
+  CANCEL_OTHERS: 'claim misses: overlap cancel_other',
+  INSERT_OCCURRENCES: 'materialiser pass (and the verbs that make occurrences)',
+  PROMOTE_BUFFERED: 'materialiser pass: buffered runs whose job has nothing running',
 };
 
 /** Named statements of those modules that are not hot, and why. */
@@ -166,6 +176,21 @@ const NOT_HOT: Record<string, string> = {
   SHARDS_OF_RUNS: 'answers from old clients that do not send the shard: finds it by run id (every node)',
   SHARD_FENCES: 'reads `shards` only (already by shard), on a claim miss',
   DB_CLOCK: 'no table: the clock-skew probe',
+  SELECT_DUE_RECURRING: 'materialiser pass: reads `jobs` only, restricted by j.shard = ANY($2)',
+  ADVANCE_JOBS: 'materialiser pass: writes `jobs` only, each row by its own shard from the parameters',
+  NO_OVERLAP: 'a fragment of CLAIM_RUNS and OVERLAP_BLOCKED (checked there)',
+  OVERLAP_EXEMPT: 'a fragment of NO_OVERLAP',
+  INSERT_RECURRING_JOBS: 'Schedule of recurring jobs: inserts jobs only, shard named per row',
+  LOCK_JOB: 'operator verbs, by job id',
+  PAUSE_JOB: 'operator verbs, by job id',
+  WITHDRAW_OCCURRENCES: 'operator verbs, by job id',
+  RESUME_JOB: 'operator verbs, by job id',
+  UPDATE_JOB: 'operator verbs, by job id',
+  REPRIORITISE_RUNS: 'operator verbs, by job id',
+  LIST_JOBS: 'API read (ListJobs)',
+  JOB_COUNTS: 'API read (GetJob)',
+  LATEST_RUNS: 'API read (GetJob)',
+  UPCOMING_RUNS: 'API read (GetJob)',
 };
 
 

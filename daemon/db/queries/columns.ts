@@ -5,14 +5,19 @@ const ms = (col: string): string => `(extract(epoch FROM ${col}) * 1000)::int8`;
 export const RUN_COLUMNS = `r.id, r.job_id, r.shard, r.queue, r.priority, r.attempt, r.status,
   ${ms('r.due_at')} AS due_at_ms, ${ms('r.fired_at')} AS fired_at_ms, r.lag_ms, r.fence, r.deliveries,
   ${ms('r.lease_expires_at')} AS lease_expires_at_ms, r.idempotency_key, r.error,
-  ${ms('r.finished_at')} AS finished_at_ms, ${ms('r.claimed_at')} AS claimed_at_ms`;
+  ${ms('r.finished_at')} AS finished_at_ms, ${ms('r.claimed_at')} AS claimed_at_ms, ${ms('r.nominal_at')} AS nominal_at_ms, r.origin,
+  r.worker_id, r.progress, r.replay_of, ${ms('r.cancel_requested_at')} AS cancel_requested_at_ms`;
 
 export const JOB_COLUMNS = `j.id, j.namespace, j.queue, j.shard, j.payload, j.priority, j.dedupe_key, j.delivery,
   j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms, j.lease_ms, j.status,
-  ${ms('j.created_at')} AS created_at_ms, ${ms('j.updated_at')} AS updated_at_ms`;
+  ${ms('j.created_at')} AS created_at_ms, ${ms('j.updated_at')} AS updated_at_ms,
+  j.kind, j.recurrence, ${ms('j.next_fire_at')} AS next_fire_at_ms, j.occurrences, j.missed_count, j.pause_note`;
 
-export type RunStatus = 'scheduled' | 'fired' | 'completed' | 'failed' | 'dead' | 'cancelled';
-export type JobStatus = 'active' | 'completed' | 'dead' | 'cancelled';
+export type RunStatus = 'scheduled' | 'fired' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'skipped' | 'buffered' | 'missed';
+export type JobStatus = 'active' | 'paused' | 'completed' | 'dead' | 'cancelled';
+export type JobKind = 'once' | 'cron' | 'interval';
+/** Why a run exists: null for a one-shot job's runs. */
+export type RunOrigin = 'schedule' | 'trigger' | 'trigger_forced' | 'backfill' | 'replay';
 export type DeliveryMode = 'at_least_once' | 'at_most_once';
 
 export interface RunRow {
@@ -36,6 +41,16 @@ export interface RunRow {
   idempotency_key: string;
   error: string | null;
   finished_at_ms: number | null;
+  /** Recurring jobs: the occurrence's nominal time. */
+  nominal_at_ms: number | null;
+  origin: RunOrigin | null;
+  /** The worker that last heartbeated or failed it. */
+  worker_id: string | null;
+  progress: number | null;
+  /** ReplayRuns: the dead run this one replays. */
+  replay_of: number | null;
+  /** CancelJob asked its worker to stop it. */
+  cancel_requested_at_ms: number | null;
 }
 
 export interface JobRow {
@@ -54,11 +69,20 @@ export interface JobRow {
   status: JobStatus;
   created_at_ms: number;
   updated_at_ms: number;
+  kind: JobKind;
+  /** The stored rule (daemon/recurring/recurrence.ts parses it); null for one-shot jobs. */
+  recurrence: unknown;
+  next_fire_at_ms: number | null;
+  occurrences: number;
+  missed_count: number;
+  pause_note: string | null;
 }
 
 /** A claimed (or redelivered) run: what the worker receives. */
 export interface FiredRunRow extends RunRow {
   payload: Buffer;
+  /** The last checkpoint heartbeated for this occurrence (an earlier delivery or attempt). */
+  checkpoint: Buffer | null;
   delivery: DeliveryMode;
   max_attempts: number;
   initial_backoff_ms: number;

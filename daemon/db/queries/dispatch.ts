@@ -1,4 +1,5 @@
 import { RUN_COLUMNS } from './columns.js';
+import { NO_OVERLAP } from './recurring.js';
 
 /*
  * Run transitions made by the dispatcher. Each is ONE conditional statement:
@@ -10,7 +11,7 @@ import { RUN_COLUMNS } from './columns.js';
  * a claim waits for, then re-checks against, an in-flight bump.
  */
 
-const FIRED_COLUMNS = `${RUN_COLUMNS}, j.payload, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms`;
+const FIRED_COLUMNS = `${RUN_COLUMNS}, r.checkpoint, j.payload, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms`;
 
 /** Owned shards whose fence still matches, row-locked for the statement. $2 shards int[], $3 fences int8[]. */
 const FENCED_SHARDS = `(
@@ -26,7 +27,9 @@ const FENCED_SHARDS = `(
  * claim as it happened; `fired_at` (the hand-off to a worker stream) is not
  * known yet and is written later (RECORD_HAND_OFFS, or with the answer).
  * AT_MOST_ONCE runs get no lease: they are recorded as delivered here and
- * never redelivered.
+ * never redelivered. A run of a recurring job whose earlier run is still
+ * running is left scheduled when its overlap policy says so (OVERLAP_BLOCKED
+ * then decides what it becomes).
  */
 export const CLAIM_RUNS = `
 UPDATE runs r SET status = 'fired', claimed_at = to_timestamp($4::int8 / 1000.0), fired_at = NULL, lag_ms = NULL,
@@ -35,11 +38,13 @@ UPDATE runs r SET status = 'fired', claimed_at = to_timestamp($4::int8 / 1000.0)
 FROM ${FENCED_SHARDS} f, jobs j
 WHERE r.id = ANY($1::int8[]) AND r.status = 'scheduled' AND r.shard = ANY($2::int[]) AND r.shard = f.shard
   AND r.due_at <= to_timestamp(($4::int8 + $5::int8) / 1000.0) AND j.id = r.job_id AND j.shard = r.shard
+  AND ${NO_OVERLAP}
 RETURNING ${FIRED_COLUMNS}`;
 
 /**
  * redeliverExpired — hand out again fired AT_LEAST_ONCE runs whose lease ran
- * out (worker died or went silent). $1 limit, $2 shards int[], $3 fences int8[].
+ * out (worker died or went silent), unless their worker was asked to stop
+ * them (EXPIRE_CANCELLED ends those). $1 limit, $2 shards int[], $3 fences int8[].
  * Bumps `deliveries` and takes the current fence: the old delivery is superseded.
  * The candidates are a MATERIALIZED CTE: as an `IN (subquery)` the
  * LIMIT … FOR UPDATE SKIP LOCKED subquery was rescanned per outer row, skipped
@@ -48,13 +53,26 @@ RETURNING ${FIRED_COLUMNS}`;
 export const REDELIVER_EXPIRED = `
 WITH expired AS MATERIALIZED (
   SELECT id FROM runs WHERE shard = ANY($2::int[]) AND status = 'fired'
-    AND lease_expires_at IS NOT NULL AND lease_expires_at < now()
+    AND lease_expires_at IS NOT NULL AND lease_expires_at < now() AND cancel_requested_at IS NULL
   ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
 UPDATE runs r SET fence = f.fence, deliveries = r.deliveries + 1, claimed_at = now(), fired_at = NULL, lag_ms = NULL,
   lease_expires_at = now() + j.lease_ms * interval '1 millisecond'
 FROM expired e, ${FENCED_SHARDS} f, jobs j
 WHERE r.id = e.id AND r.status = 'fired' AND r.shard = ANY($2::int[]) AND r.shard = f.shard AND j.id = r.job_id AND j.shard = r.shard
 RETURNING ${FIRED_COLUMNS}`;
+
+/**
+ * expireCancelled — fired runs whose worker was asked to stop and never
+ * answered within the lease: fired → cancelled (never redelivered).
+ * $1 shards int[], $2 fences int8[]. Returns their ids.
+ */
+export const EXPIRE_CANCELLED = `
+UPDATE runs r SET status = 'cancelled', finished_at = now(), lease_expires_at = NULL
+FROM (SELECT s.shard FROM shards s JOIN unnest($1::int[], $2::int8[]) AS o(shard, fence) ON s.shard = o.shard AND s.fence = o.fence
+      FOR SHARE OF s) f
+WHERE r.shard = ANY($1::int[]) AND r.shard = f.shard AND r.status = 'fired' AND r.cancel_requested_at IS NOT NULL
+  AND r.lease_expires_at IS NOT NULL AND r.lease_expires_at < now()
+RETURNING r.id`;
 
 /** Identity of one delivery: $1 run id, $2 fence, $3 deliveries, $7 shard. */
 const DELIVERY_MATCHES = `r.id = $1 AND r.shard = $7 AND r.status = 'fired' AND r.fence = $2 AND r.deliveries = $3`;
@@ -76,7 +94,8 @@ const RECORD_ANSWERED = (sentAt: string): string =>
     greatest(0, (extract(epoch FROM r.claimed_at) - extract(epoch FROM r.due_at)) * 1000))`;
 
 /**
- * completeRuns — fired → completed, and each one-shot job → completed, for a
+ * completeRuns — fired → completed, and each one-shot job → completed (a
+ * recurring job lives on), for a
  * batch of deliveries in one statement. $1 run ids int8[], $2 fences int8[],
  * $3 deliveries int[], $4 shards int[], $5 hand-off times (epoch ms, null =
  * unknown) int8[]. Returns the deliveries that matched.
@@ -90,7 +109,7 @@ run_out AS (
   RETURNING r.id, r.job_id, r.shard, d.fence, d.deliveries
 ), job_out AS (
   UPDATE jobs SET status = 'completed', updated_at = now()
-  FROM run_out WHERE jobs.id = run_out.job_id AND jobs.shard = run_out.shard AND jobs.status = 'active'
+  FROM run_out WHERE jobs.id = run_out.job_id AND jobs.shard = run_out.shard AND jobs.status = 'active' AND jobs.kind = 'once'
   RETURNING jobs.id
 )
 SELECT id, fence, deliveries FROM run_out`;
@@ -102,27 +121,42 @@ FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard WHERE r.id = $1
 
 /**
  * failRun — fired → failed with a retry run (attempt + 1, due after $6 ms),
- * or fired → dead (not retryable, or out of attempts) and the job → dead.
- * $1..$3 delivery, $4 retryable, $5 message, $6 backoff ms, $7 shard, $8 hand-off
- * time (epoch ms, null = unknown). The retry keeps the idempotency key: it is
- * the same occurrence.
+ * or fired → dead (not retryable, or out of attempts), or fired → cancelled
+ * (its worker had been asked to stop it: no retry). A dead run makes its
+ * one-shot job dead; a recurring job lives on, unless it pauses on failure:
+ * then it pauses and its occurrences made but not fired are taken back, as
+ * PauseJob does. $1..$3 delivery, $4 retryable, $5 message, $6 backoff ms, $7
+ * shard, $8 hand-off time (epoch ms, null = unknown), $9 worker id. The retry
+ * keeps the idempotency key, nominal time and origin (the same occurrence),
+ * and the last checkpoint and progress (resume from there).
  */
 export const FAIL_RUN = `
 WITH run_out AS (
-  UPDATE runs r SET status = CASE WHEN $4::bool AND r.attempt < j.max_attempts THEN 'failed' ELSE 'dead' END,
-    error = $5, finished_at = now(), lease_expires_at = NULL, ${RECORD_ANSWERED('$8')}
+  UPDATE runs r SET status = CASE WHEN r.cancel_requested_at IS NOT NULL THEN 'cancelled'
+                                  WHEN $4::bool AND r.attempt < j.max_attempts THEN 'failed' ELSE 'dead' END,
+    error = $5, worker_id = coalesce($9, r.worker_id), finished_at = now(), lease_expires_at = NULL, ${RECORD_ANSWERED('$8')}
   FROM jobs j
   WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id AND j.shard = r.shard
-  RETURNING r.id, r.job_id, r.shard, r.queue, r.priority, r.attempt, r.status, r.idempotency_key
+  RETURNING r.id, r.job_id, r.shard, r.queue, r.priority, r.attempt, r.status, r.idempotency_key, r.nominal_at, r.origin,
+    r.checkpoint, r.progress, j.kind, coalesce((j.recurrence ->> 'pauseOnFailure')::bool, false) AS pause_on_failure
 ), retry AS (
-  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key)
+  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, nominal_at, origin, checkpoint, progress)
   SELECT job_id, shard, queue, priority, attempt + 1, 'scheduled',
-         date_trunc('milliseconds', now() + $6::int8 * interval '1 millisecond'), idempotency_key
+         date_trunc('milliseconds', now() + $6::int8 * interval '1 millisecond'), idempotency_key, nominal_at, origin, checkpoint, progress
   FROM run_out WHERE status = 'failed'
   RETURNING id, shard, priority, (extract(epoch FROM due_at) * 1000)::int8 AS due_at_ms
+), withdrawn AS (
+  DELETE FROM runs w USING run_out
+  WHERE run_out.status = 'dead' AND run_out.pause_on_failure AND w.job_id = run_out.job_id AND w.shard = $7 AND w.shard = run_out.shard
+    AND w.status IN ('scheduled', 'buffered') AND w.attempt = 1 AND w.origin = 'schedule'
+  RETURNING w.id, w.nominal_at
 ), job_out AS (
-  UPDATE jobs SET status = 'dead', updated_at = now()
+  UPDATE jobs SET status = CASE WHEN run_out.kind = 'once' THEN 'dead' ELSE 'paused' END, updated_at = now(),
+    pause_note = CASE WHEN run_out.kind = 'once' THEN jobs.pause_note ELSE 'paused on failure: run ' || run_out.id || ' is dead' END,
+    next_fire_at = least(jobs.next_fire_at, (SELECT min(nominal_at) FROM withdrawn)),
+    occurrences = jobs.occurrences - (SELECT count(*) FROM withdrawn)::int
   FROM run_out WHERE jobs.id = run_out.job_id AND jobs.shard = run_out.shard AND run_out.status = 'dead' AND jobs.status = 'active'
+    AND (run_out.kind = 'once' OR run_out.pause_on_failure)
   RETURNING jobs.id
 )
 SELECT run_out.id, run_out.status, retry.id AS retry_id, retry.shard AS retry_shard,
@@ -133,12 +167,12 @@ FROM run_out LEFT JOIN retry ON true`;
  * heartbeatRun — restart the lease of a delivery (a worker's heartbeat, or a
  * run that waited in the daemon for credit being handed out now).
  * $1..$3 delivery, $4 progress (null keeps it), $5 checkpoint (null keeps it),
- * $6 hand-off time (epoch ms, null = unknown), $7 shard.
+ * $6 hand-off time (epoch ms, null = unknown), $7 shard, $8 worker id (null keeps it).
  */
 export const HEARTBEAT_RUN = `
 UPDATE runs r SET lease_expires_at = CASE WHEN r.lease_expires_at IS NULL THEN NULL
     ELSE now() + j.lease_ms * interval '1 millisecond' END,
-  progress = COALESCE($4, r.progress), checkpoint = COALESCE($5, r.checkpoint), ${RECORD_ANSWERED('$6')}
+  progress = COALESCE($4, r.progress), checkpoint = COALESCE($5, r.checkpoint), worker_id = COALESCE($8, r.worker_id), ${RECORD_ANSWERED('$6')}
 FROM jobs j
 WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id AND j.shard = r.shard
 RETURNING (extract(epoch FROM r.lease_expires_at) * 1000)::int8 AS lease_expires_at_ms`;

@@ -57,7 +57,8 @@ export const INSERT_JOBS_DEDUPE = insertJobs('ON CONFLICT (namespace, dedupe_key
 /** What ScheduleBatch reports about a job that already existed: `idx` names the request it answers. */
 const REF_COLUMNS = `k.idx::int AS idx, j.id AS job_id, j.shard, j.delivery, f.id AS run_id, f.status, f.priority,
   (extract(epoch FROM f.due_at) * 1000)::int8 AS due_at_ms`;
-const FIRST_RUN = `JOIN LATERAL (SELECT r.id, r.status, r.priority, r.due_at FROM runs r WHERE r.job_id = j.id ORDER BY r.attempt, r.id LIMIT 1) f ON true`;
+// LEFT: a recurring job may have no run yet (its first occurrence lies beyond the window).
+const FIRST_RUN = `LEFT JOIN LATERAL (SELECT r.id, r.status, r.priority, r.due_at FROM runs r WHERE r.job_id = j.id ORDER BY r.attempt, r.id LIMIT 1) f ON true`;
 
 /**
  * selectDedupeRefs — the job holding each (namespace, dedupe key), with its
@@ -124,27 +125,78 @@ WHERE ($1::uuid IS NULL OR r.job_id = $1) AND ($2::text IS NULL OR r.queue = $2)
 ORDER BY r.id LIMIT $5`;
 
 /**
- * cancelJob — active job → cancelled, and its scheduled runs → cancelled, in
- * one statement. Runs already fired are untouched (the claim won the race).
- * $1 job id. Returns the runs it cancelled.
+ * cancelJob — active (or paused) job → cancelled; its runs waiting to fire
+ * (scheduled, buffered) → cancelled; its running (fired) runs are marked
+ * cancel-requested, for their workers to be told (cooperative: such a run
+ * ends cancelled on its worker's Fail or lease end, completed on its
+ * Complete, and is never redelivered). One statement. A one-shot job is
+ * cancelled only with a run to cancel or stop; a recurring one always (its
+ * rule stops). $1 job id. Returns the runs it touched: `cancelled` or `cancelling`.
  */
 export const CANCEL_JOB = `
 WITH runs_out AS (
   UPDATE runs SET status = 'cancelled', finished_at = now()
-  WHERE job_id = $1 AND status = 'scheduled'
+  WHERE job_id = $1 AND status IN ('scheduled', 'buffered')
+  RETURNING id, shard
+), stopping AS (
+  UPDATE runs SET cancel_requested_at = now()
+  WHERE job_id = $1 AND status = 'fired' AND cancel_requested_at IS NULL
   RETURNING id, shard
 ), job_out AS (
   UPDATE jobs SET status = 'cancelled', updated_at = now()
-  WHERE id = $1 AND status = 'active' AND EXISTS (SELECT 1 FROM runs_out)
+  WHERE id = $1 AND status IN ('active', 'paused')
+    AND (kind <> 'once' OR EXISTS (SELECT 1 FROM runs_out) OR EXISTS (SELECT 1 FROM stopping))
   RETURNING id
 )
-SELECT id, shard FROM runs_out`;
+SELECT id, shard, 'cancelled' AS what FROM runs_out
+UNION ALL SELECT id, shard, 'cancelling' AS what FROM stopping`;
 
 /**
- * rescheduleJob — a scheduled run of an active job moves to a new due time.
+ * rescheduleJob — the scheduled run of a one-shot job moves to a new due
+ * time (a recurring job follows its rule: UpdateJob changes that).
  * $1 job id, $2 new due time (epoch ms).
  */
 export const RESCHEDULE_JOB = `
 UPDATE runs r SET due_at = to_timestamp($2::int8 / 1000.0), idempotency_key = r.job_id || ':' || $2::int8
-WHERE r.job_id = $1 AND r.status = 'scheduled'
+WHERE r.job_id = $1 AND r.status = 'scheduled' AND r.origin IS NULL
 RETURNING ${RUN_COLUMNS}`;
+
+/**
+ * listDeadRuns — dead letters, newest death first. $1 queue, $2 job id, $3
+ * died at or after (ms), $4 died before (ms), $5 error substring (ILIKE
+ * pattern, escaped by the caller), each null = any; $6/$7 keyset (finished
+ * ms, id) of the previous page's last run (null: first page); $8 limit.
+ */
+export const LIST_DEAD_RUNS = `
+SELECT ${RUN_COLUMNS} FROM runs r
+WHERE r.status = 'dead' AND ($1::text IS NULL OR r.queue = $1) AND ($2::uuid IS NULL OR r.job_id = $2)
+  AND ($3::int8 IS NULL OR r.finished_at >= to_timestamp($3::int8 / 1000.0))
+  AND ($4::int8 IS NULL OR r.finished_at < to_timestamp($4::int8 / 1000.0))
+  AND ($5::text IS NULL OR r.error ILIKE $5)
+  AND ($6::int8 IS NULL OR (r.finished_at, r.id) < (to_timestamp($6::int8 / 1000.0), $7::int8))
+ORDER BY r.finished_at DESC, r.id DESC LIMIT $8`;
+
+/** attemptsOf — every attempt of one occurrence (a job's runs sharing an idempotency key), oldest first. $1 job id, $2 key. */
+export const ATTEMPTS_OF = `SELECT ${RUN_COLUMNS} FROM runs r WHERE r.job_id = $1 AND r.idempotency_key = $2 ORDER BY r.attempt, r.id`;
+
+/**
+ * replayRuns — dead runs → a new run each (attempt 1 of a new occurrence,
+ * due now, origin 'replay', replay_of the dead run); a one-shot job that was
+ * dead is active again. A dead run is replayed at most once (runs_replay_of).
+ * $1 dead run ids int8[]. Returns the new runs.
+ */
+export const REPLAY_RUNS = `
+WITH dead AS (
+  SELECT d.id, d.job_id, d.shard, d.queue, d.priority FROM runs d WHERE d.id = ANY($1::int8[]) AND d.status = 'dead'
+), ins AS (
+  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, origin, replay_of)
+  SELECT job_id, shard, queue, priority, 1, 'scheduled', date_trunc('milliseconds', now()), job_id || ':replay:' || id, 'replay', id
+  FROM dead ORDER BY id
+  ON CONFLICT (replay_of) WHERE replay_of IS NOT NULL DO NOTHING
+  RETURNING id, job_id, shard, priority, replay_of, (extract(epoch FROM due_at) * 1000)::int8 AS due_at_ms
+), revive AS (
+  UPDATE jobs j SET status = 'active', updated_at = now()
+  FROM ins WHERE j.id = ins.job_id AND j.shard = ins.shard AND j.status = 'dead' AND j.kind = 'once'
+  RETURNING j.id
+)
+SELECT id, shard, priority, replay_of, due_at_ms FROM ins`;

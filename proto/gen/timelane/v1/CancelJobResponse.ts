@@ -5,9 +5,11 @@ import type { Job as _timelane_v1_Job, Job__Output as _timelane_v1_Job__Output }
 export interface CancelJobResponse {
   'job'?: (_timelane_v1_Job | null);
   'runsCancelled'?: (number);
+  'runsCancelling'?: (number);
 }
 
 export interface CancelJobResponse__Output {
   'job': (_timelane_v1_Job__Output | null);
   'runsCancelled': (number);
+  'runsCancelling': (number);
 }

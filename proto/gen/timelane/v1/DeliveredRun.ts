@@ -18,6 +18,9 @@ export interface DeliveredRun {
   'mode'?: (_timelane_v1_DeliveryMode);
   'shard'?: (number);
   'claimedAtMs'?: (number | string | Long);
+  'checkpoint'?: (Buffer | Uint8Array | string);
+  'progress'?: (number | string);
+  'nominalAtMs'?: (number | string | Long);
 }
 
 export interface DeliveredRun__Output {
@@ -35,4 +38,7 @@ export interface DeliveredRun__Output {
   'mode': (_timelane_v1_DeliveryMode__Output);
   'shard': (number);
   'claimedAtMs': (string);
+  'checkpoint': (Buffer);
+  'progress': (number);
+  'nominalAtMs': (string);
 }

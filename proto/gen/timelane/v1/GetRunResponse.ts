@@ -4,8 +4,10 @@ import type { Run as _timelane_v1_Run, Run__Output as _timelane_v1_Run__Output }
 
 export interface GetRunResponse {
   'run'?: (_timelane_v1_Run | null);
+  'attempts'?: (_timelane_v1_Run)[];
 }
 
 export interface GetRunResponse__Output {
   'run': (_timelane_v1_Run__Output | null);
+  'attempts': (_timelane_v1_Run__Output)[];
 }

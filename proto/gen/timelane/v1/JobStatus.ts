@@ -6,6 +6,7 @@ export const JobStatus = {
   JOB_COMPLETED: 'JOB_COMPLETED',
   JOB_DEAD: 'JOB_DEAD',
   JOB_CANCELLED: 'JOB_CANCELLED',
+  JOB_PAUSED: 'JOB_PAUSED',
 } as const;
 
 export type JobStatus =
@@ -19,5 +20,7 @@ export type JobStatus =
   | 3
   | 'JOB_CANCELLED'
   | 4
+  | 'JOB_PAUSED'
+  | 5
 
 export type JobStatus__Output = typeof JobStatus[keyof typeof JobStatus]

@@ -20,6 +20,12 @@ export interface Run {
   'error'?: (string);
   'leaseExpiresAtMs'?: (number | string | Long);
   'claimedAtMs'?: (number | string | Long);
+  'nominalAtMs'?: (number | string | Long);
+  'origin'?: (string);
+  'workerId'?: (string);
+  'progress'?: (number | string);
+  'replayOf'?: (string);
+  'cancelRequestedAtMs'?: (number | string | Long);
 }
 
 export interface Run__Output {
@@ -39,4 +45,10 @@ export interface Run__Output {
   'error': (string);
   'leaseExpiresAtMs': (string);
   'claimedAtMs': (string);
+  'nominalAtMs': (string);
+  'origin': (string);
+  'workerId': (string);
+  'progress': (number);
+  'replayOf': (string);
+  'cancelRequestedAtMs': (string);
 }

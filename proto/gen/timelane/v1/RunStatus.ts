@@ -8,6 +8,9 @@ export const RunStatus = {
   RUN_FAILED: 'RUN_FAILED',
   RUN_DEAD: 'RUN_DEAD',
   RUN_CANCELLED: 'RUN_CANCELLED',
+  RUN_SKIPPED: 'RUN_SKIPPED',
+  RUN_BUFFERED: 'RUN_BUFFERED',
+  RUN_MISSED: 'RUN_MISSED',
 } as const;
 
 export type RunStatus =
@@ -25,5 +28,11 @@ export type RunStatus =
   | 5
   | 'RUN_CANCELLED'
   | 6
+  | 'RUN_SKIPPED'
+  | 7
+  | 'RUN_BUFFERED'
+  | 8
+  | 'RUN_MISSED'
+  | 9
 
 export type RunStatus__Output = typeof RunStatus[keyof typeof RunStatus]

@@ -2,6 +2,7 @@
 
 import type { DeliveryMode as _timelane_v1_DeliveryMode, DeliveryMode__Output as _timelane_v1_DeliveryMode__Output } from '../../timelane/v1/DeliveryMode.js';
 import type { RetryPolicy as _timelane_v1_RetryPolicy, RetryPolicy__Output as _timelane_v1_RetryPolicy__Output } from '../../timelane/v1/RetryPolicy.js';
+import type { Recurrence as _timelane_v1_Recurrence, Recurrence__Output as _timelane_v1_Recurrence__Output } from '../../timelane/v1/Recurrence.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface ScheduleRequest {
@@ -16,7 +17,8 @@ export interface ScheduleRequest {
   'delivery'?: (_timelane_v1_DeliveryMode);
   'retry'?: (_timelane_v1_RetryPolicy | null);
   'leaseMs'?: (number);
-  'when'?: "atMs"|"delayMs"|"now";
+  'recurrence'?: (_timelane_v1_Recurrence | null);
+  'when'?: "atMs"|"delayMs"|"now"|"recurrence";
 }
 
 export interface ScheduleRequest__Output {
@@ -31,5 +33,6 @@ export interface ScheduleRequest__Output {
   'delivery': (_timelane_v1_DeliveryMode__Output);
   'retry': (_timelane_v1_RetryPolicy__Output | null);
   'leaseMs': (number);
-  'when'?: "atMs"|"delayMs"|"now";
+  'recurrence'?: (_timelane_v1_Recurrence__Output | null);
+  'when'?: "atMs"|"delayMs"|"now"|"recurrence";
 }

@@ -5,6 +5,7 @@ import type { Ack as _timelane_v1_Ack, Ack__Output as _timelane_v1_Ack__Output }
 import type { RunBatch as _timelane_v1_RunBatch, RunBatch__Output as _timelane_v1_RunBatch__Output } from '../../timelane/v1/RunBatch.js';
 import type { AckBatch as _timelane_v1_AckBatch, AckBatch__Output as _timelane_v1_AckBatch__Output } from '../../timelane/v1/AckBatch.js';
 import type { Subscribed as _timelane_v1_Subscribed, Subscribed__Output as _timelane_v1_Subscribed__Output } from '../../timelane/v1/Subscribed.js';
+import type { CancelRun as _timelane_v1_CancelRun, CancelRun__Output as _timelane_v1_CancelRun__Output } from '../../timelane/v1/CancelRun.js';
 
 export interface WorkResponse {
   'run'?: (_timelane_v1_DeliveredRun | null);
@@ -12,7 +13,8 @@ export interface WorkResponse {
   'runs'?: (_timelane_v1_RunBatch | null);
   'acks'?: (_timelane_v1_AckBatch | null);
   'subscribed'?: (_timelane_v1_Subscribed | null);
-  'msg'?: "run"|"ack"|"runs"|"acks"|"subscribed";
+  'cancel'?: (_timelane_v1_CancelRun | null);
+  'msg'?: "run"|"ack"|"runs"|"acks"|"subscribed"|"cancel";
 }
 
 export interface WorkResponse__Output {
@@ -21,5 +23,6 @@ export interface WorkResponse__Output {
   'runs'?: (_timelane_v1_RunBatch__Output | null);
   'acks'?: (_timelane_v1_AckBatch__Output | null);
   'subscribed'?: (_timelane_v1_Subscribed__Output | null);
-  'msg'?: "run"|"ack"|"runs"|"acks"|"subscribed";
+  'cancel'?: (_timelane_v1_CancelRun__Output | null);
+  'msg'?: "run"|"ack"|"runs"|"acks"|"subscribed"|"cancel";
 }

@@ -1,0 +1,155 @@
+/**
+ * The materialiser: on the shards this daemon owns, turns the next
+ * occurrences of recurring jobs into runs before they come due, so the fast
+ * lane fires them like any other run; and starts buffered runs once their
+ * job has nothing running.
+ *
+ * A pass is one fenced transaction per batch of jobs: lock our shard rows
+ * FOR SHARE at our fences (a takeover waits for the pass, and a pass after a
+ * takeover finds no row), lock the due jobs (SKIP LOCKED: a verb holding one
+ * is not waited for), write their runs, advance `next_fire_at`, and route the
+ * runs inside the same transaction. A zombie owner's pass matches no shard
+ * row; a pass racing a verb or another daemon cannot make an occurrence twice
+ * (unique (job, nominal time)).
+ *
+ * States: stopped → running (start: a pass every `intervalMs`, and at once on
+ * kick) → stopped. Passes never overlap.
+ */
+import type { Db } from '../db/pool.js';
+import { query, transaction } from '../db/pool.js';
+import { ADVANCE_JOBS, PROMOTE_BUFFERED, SELECT_DUE_RECURRING, type DueRecurringRow, type OccurrenceRow } from '../db/queries/recurring.js';
+import { heldFences, type ShardFences } from '../coord/fence.js';
+import type { RunRouter } from '../engine/router.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import { plainArray } from '../scheduling/pg-arrays.js';
+import { firingRefs, makeOccurrences, type OccurrenceToMake } from './occurrences.js';
+import { planOccurrences, storedRecurrence, type Plan } from './recurrence.js';
+
+export interface MaterialiserDeps {
+  db: Db;
+  fences: ShardFences;
+  router: RunRouter;
+  wallNow: () => number;
+  log: Logger;
+  metrics: Metrics;
+  intervalMs: number;
+  /** An occurrence this late when first seen was missed by the cluster: the catch-up rule applies. */
+  lateToleranceMs: number;
+}
+
+/** Jobs per transaction. */
+const JOBS_PER_BATCH = 500;
+/** Batches per pass: the rest waits for the next pass (a few ms later under kick). */
+const BATCHES_PER_PASS = 20;
+const BUFFERED_PER_PASS = 1_000;
+
+export class Materialiser {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = true;
+
+  constructor(private readonly deps: MaterialiserDeps) {}
+
+  start(): void {
+    this.stopped = false;
+    this.timer = setInterval(() => this.kick(), this.deps.intervalMs);
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** Run a pass now (or right after the one in flight). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pass()
+      .catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'materialiser pass failed; next pass retries'))
+      .finally(() => {
+        this.running = null;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** One pass over every owned shard; resolves when it is done (tests wait on it). */
+  async pass(): Promise<void> {
+    for (let b = 0; b < BATCHES_PER_PASS && !this.stopped; b++) {
+      if ((await this.batch()) < JOBS_PER_BATCH) break;
+    }
+    await this.promoteBuffered();
+  }
+
+  /** One fenced transaction over up to JOBS_PER_BATCH due jobs; returns how many it took. */
+  private async batch(): Promise<number> {
+    const { shards, fences } = heldFences(this.deps.fences);
+    if (shards.length === 0) return 0;
+    let afterCommit: (() => void) | undefined;
+    let made: OccurrenceRow[] = [];
+    let missed = 0;
+    const taken = await transaction(this.deps.db, async (tx) => {
+      const now = this.deps.wallNow();
+      const horizon = this.deps.router.horizon();
+      const { rows } = await query<DueRecurringRow>(tx, SELECT_DUE_RECURRING, [JOBS_PER_BATCH, plainArray(shards), plainArray(fences), Math.floor(horizon)]);
+      if (rows.length === 0) return 0;
+      const toMake: OccurrenceToMake[] = [];
+      const plans: Plan[] = [];
+      for (const job of rows) {
+        let plan: Plan;
+        try {
+          plan = planOccurrences(
+            { id: job.id, recurrence: storedRecurrence(job.recurrence), nextFireAtMs: job.next_fire_at_ms, occurrences: job.occurrences },
+            now,
+            horizon,
+            this.deps.lateToleranceMs,
+          );
+        } catch (err) {
+          // One unreadable rule must not stop every other job of the shard.
+          this.deps.log.error({ err: String(err), jobId: job.id }, 'cannot plan recurring job; it stays where it is');
+          plan = { runs: [], nextFireAtMs: job.next_fire_at_ms, made: 0, missed: 0 };
+        }
+        plans.push(plan);
+        missed += plan.missed;
+        for (const r of plan.runs) toMake.push({ jobId: job.id, shard: job.shard, nominalMs: r.nominalMs, dueMs: r.dueMs, status: r.status });
+      }
+      made = await makeOccurrences(tx, toMake, 'schedule');
+      await query(tx, ADVANCE_JOBS, [
+        rows.map((r) => r.id),
+        rows.map((r) => r.shard),
+        rows.map((r) => r.next_fire_at_ms),
+        plans.map((p) => p.nextFireAtMs),
+        plans.map((p) => p.made),
+        plans.map((p) => p.missed),
+      ]);
+      afterCommit = await this.deps.router.inTransaction(tx, firingRefs(made));
+      return rows.length;
+    });
+    afterCommit?.();
+    const scheduled = made.filter((m) => m.status === 'scheduled').length;
+    this.deps.metrics.occurrences.inc({ outcome: 'scheduled' }, scheduled);
+    if (missed > 0) {
+      this.deps.metrics.occurrences.inc({ outcome: 'missed' }, missed);
+      this.deps.log.warn({ missed }, 'recurring occurrences missed (older than their catch-up window)');
+    }
+    return taken;
+  }
+
+  /** Buffered runs whose job has nothing running any more start now. */
+  private async promoteBuffered(): Promise<void> {
+    const { shards, fences } = heldFences(this.deps.fences);
+    if (shards.length === 0) return;
+    const { rows } = await query<OccurrenceRow>(this.deps.db, PROMOTE_BUFFERED, [BUFFERED_PER_PASS, plainArray(shards), plainArray(fences)]);
+    this.deps.router.afterCommit(firingRefs(rows));
+  }
+}

@@ -1,0 +1,12 @@
+// Original file: proto/timelane/v1/timelane.proto
+
+
+export interface BackfillJobResponse {
+  'created'?: (number);
+  'alreadyExisted'?: (number);
+}
+
+export interface BackfillJobResponse__Output {
+  'created': (number);
+  'alreadyExisted': (number);
+}

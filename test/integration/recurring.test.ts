@@ -1,0 +1,260 @@
+/**
+ * Recurring jobs on the production engine (DaemonParts: real Postgres, the
+ * materialiser, the fenced claim): occurrences fire on their nominal times,
+ * each once; overlap policies; catch-up after an outage; pause, resume,
+ * update, trigger and backfill; an occurrence can never be made twice.
+ *
+ * The recording sink never answers, so a fired run stays "running" until the
+ * test completes it through the engine's Answers: that is how overlap is made.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { DaemonParts, scheduleInput, waitFor } from '../helpers/daemon-parts.js';
+import type { Recurrence } from '../../daemon/recurring/recurrence.js';
+import { makeOccurrences } from '../../daemon/recurring/occurrences.js';
+import type { RunRow } from '../../daemon/db/queries/columns.js';
+
+let db: TestDatabase;
+let parts: DaemonParts | undefined;
+
+beforeAll(async () => {
+  db = await createTestDatabase(1);
+});
+afterEach(async () => {
+  await parts?.stop();
+  parts = undefined;
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+function every(ms: number, over: Partial<Recurrence> = {}): Recurrence {
+  return {
+    cadence: { kind: 'interval', everyMs: ms, phaseMs: 0 },
+    startAtMs: null,
+    endAtMs: null,
+    jitterMs: 0,
+    limit: null,
+    overlap: 'allow_all',
+    catchUp: { windowMs: 300_000, mode: 'fire_all', maxRuns: 100 },
+    pauseOnFailure: false,
+    ...over,
+  };
+}
+
+async function start(): Promise<DaemonParts> {
+  parts = new DaemonParts({ db: db.pool, shardCount: 1, windowMs: 3_000, loadIntervalMs: 200 });
+  await parts.own([0]);
+  return parts;
+}
+
+async function runsOf(jobId: string): Promise<RunRow[]> {
+  const { rows } = await db.pool.query<RunRow>(
+    `SELECT id, status, attempt, origin, (extract(epoch FROM nominal_at) * 1000)::int8 AS nominal_at_ms,
+            (extract(epoch FROM due_at) * 1000)::int8 AS due_at_ms FROM runs WHERE job_id = $1 ORDER BY nominal_at NULLS LAST, id`,
+    [jobId],
+  );
+  return rows;
+}
+
+async function createJob(p: DaemonParts, rule: Recurrence, queue = 'rec'): Promise<string> {
+  const [s] = await p.recurring.schedule([{ ...scheduleInput(0, { queue }), recurrence: rule }]);
+  return s.job.id;
+}
+
+function deliveredOf(p: DaemonParts, jobId: string) {
+  return p.deliveries.filter((d) => d.run.job_id === jobId);
+}
+
+async function complete(p: DaemonParts, runId: number): Promise<void> {
+  const d = p.deliveries.find((x) => x.run.id === runId)!;
+  const [err] = await p.engine.answers.complete([{ runId, shard: d.run.shard, fence: d.run.fence, deliveries: d.run.deliveries, sentAtMs: d.atWallMs }]);
+  expect(err).toBeNull();
+}
+
+describe('interval jobs', () => {
+  it('fire on the epoch-aligned nominal times, each occurrence once, on time', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(500));
+    await waitFor(() => deliveredOf(p, jobId).length >= 6, 8_000, '6 occurrences fired');
+    const got = deliveredOf(p, jobId);
+    for (const d of got) {
+      expect(d.run.nominal_at_ms! % 500).toBe(0);
+      expect(d.run.due_at_ms).toBe(d.run.nominal_at_ms);
+      expect(d.atWallMs).toBeGreaterThanOrEqual(d.run.due_at_ms);
+      expect(d.atWallMs - d.run.due_at_ms).toBeLessThan(250);
+      expect(d.run.origin).toBe('schedule');
+    }
+    const nominals = got.map((d) => d.run.nominal_at_ms!);
+    expect(new Set(nominals).size).toBe(nominals.length);
+    // Consecutive: no occurrence skipped between the first and the last.
+    for (let k = 1; k < nominals.length; k++) expect(nominals[k] - nominals[k - 1]).toBe(500);
+  });
+
+  it('stop after `limit` occurrences and the job completes', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(200, { limit: 3 }));
+    await waitFor(() => deliveredOf(p, jobId).length === 3, 5_000, '3 fired');
+    const { job } = await p.scheduling.getJob(jobId);
+    expect(job.status).toBe('completed');
+    expect(job.next_fire_at_ms).toBeNull();
+    expect(job.occurrences).toBe(3);
+    await new Promise((r) => setTimeout(r, 700));
+    expect(deliveredOf(p, jobId)).toHaveLength(3);
+  });
+});
+
+describe('overlap', () => {
+  it('skip: an occurrence due while the previous run is running is recorded as skipped, not fired', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(300, { overlap: 'skip' }));
+    await waitFor(() => deliveredOf(p, jobId).length === 1, 5_000, 'first fired');
+    await waitFor(async () => (await runsOf(jobId)).filter((r) => r.status === 'skipped').length >= 2, 5_000, 'two skipped');
+    expect(deliveredOf(p, jobId)).toHaveLength(1);
+    await complete(p, deliveredOf(p, jobId)[0].run.id);
+    await waitFor(() => deliveredOf(p, jobId).length === 2, 5_000, 'the next occurrence after completion fires');
+    const skipped = (await runsOf(jobId)).filter((r) => r.status === 'skipped');
+    expect(skipped.every((r) => r.nominal_at_ms! < deliveredOf(p, jobId)[1].run.nominal_at_ms!)).toBe(true);
+  });
+
+  it('buffer_one: one occurrence waits and starts when the running one completes; the rest are skipped', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(300, { overlap: 'buffer_one' }));
+    await waitFor(() => deliveredOf(p, jobId).length === 1, 5_000, 'first fired');
+    await waitFor(async () => (await runsOf(jobId)).filter((r) => r.status === 'skipped').length >= 1, 5_000, 'one skipped after one buffered');
+    const waiting = (await runsOf(jobId)).filter((r) => r.status === 'buffered');
+    expect(waiting).toHaveLength(1);
+    await complete(p, deliveredOf(p, jobId)[0].run.id);
+    await waitFor(() => deliveredOf(p, jobId).some((d) => d.run.id === waiting[0].id), 5_000, 'the buffered run started');
+  });
+
+  it('buffer_all: every occurrence waits, and they run one after another', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(250, { overlap: 'buffer_all' }));
+    await waitFor(() => deliveredOf(p, jobId).length === 1, 5_000, 'first fired');
+    await waitFor(async () => (await runsOf(jobId)).filter((r) => r.status === 'buffered').length >= 3, 5_000, 'three buffered');
+    expect((await runsOf(jobId)).filter((r) => r.status === 'skipped')).toHaveLength(0);
+    for (let k = 1; k <= 3; k++) {
+      await complete(p, deliveredOf(p, jobId)[k - 1].run.id);
+      await waitFor(() => deliveredOf(p, jobId).length === k + 1, 5_000, `buffered run ${k} started`);
+      // Only one runs at a time: the next has not started before this one completes.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(deliveredOf(p, jobId)).toHaveLength(k + 1);
+    }
+    const order = deliveredOf(p, jobId).map((d) => d.run.nominal_at_ms!);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+});
+
+describe('catch-up', () => {
+  /** A job whose next occurrence is `behindMs` in the past, as after an outage with nothing owning its shard. */
+  async function behind(rule: Recurrence, behindMs: number): Promise<string> {
+    const p0 = new DaemonParts({ db: db.pool, shardCount: 1 }); // not owning: nothing fires
+    const jobId = await createJob(p0, rule);
+    await p0.stop();
+    await db.pool.query(`DELETE FROM runs WHERE job_id = $1`, [jobId]);
+    const aligned = Math.floor((Date.now() - behindMs) / 1000) * 1000;
+    await db.pool.query(`UPDATE jobs SET next_fire_at = to_timestamp($2 / 1000.0), occurrences = 0 WHERE id = $1`, [jobId, aligned]);
+    return jobId;
+  }
+
+  it('fire_all: occurrences within the window fire, older ones are recorded as missed', async () => {
+    const jobId = await behind(every(1_000, { catchUp: { windowMs: 4_500, mode: 'fire_all', maxRuns: 100 } }), 10_000);
+    const p = await start();
+    const startedAt = Date.now();
+    await waitFor(async () => (await p.scheduling.getJob(jobId)).job.missed_count > 0, 5_000, 'misses counted');
+    const overdue = () => deliveredOf(p, jobId).filter((d) => d.run.nominal_at_ms! < startedAt - 1_000);
+    await waitFor(() => overdue().length >= 3, 5_000, 'caught-up occurrences fired');
+    await new Promise((r) => setTimeout(r, 300));
+    const runs = await runsOf(jobId);
+    const missed = runs.filter((r) => r.status === 'missed');
+    const caughtUp = overdue();
+    // 10 s behind, 4.5 s window: about 5 missed and 4-5 caught up (edges depend on the second boundary).
+    expect(missed.length).toBeGreaterThanOrEqual(4);
+    expect(missed.length).toBeLessThanOrEqual(7);
+    expect(caughtUp.length).toBeGreaterThanOrEqual(3);
+    expect(caughtUp.length).toBeLessThanOrEqual(6);
+    const { job } = await p.scheduling.getJob(jobId);
+    expect(job.missed_count).toBe(missed.length);
+    // Missed and caught-up occurrences are disjoint and the caught-up ones are the latest.
+    expect(Math.max(...missed.map((r) => r.nominal_at_ms!))).toBeLessThan(Math.min(...caughtUp.map((d) => d.run.nominal_at_ms!)));
+  });
+
+  it('fire_once: the overdue occurrences are coalesced into one run', async () => {
+    const jobId = await behind(every(1_000, { catchUp: { windowMs: 60_000, mode: 'fire_once', maxRuns: 100 } }), 8_000);
+    const p = await start();
+    const startedAt = Date.now();
+    await waitFor(async () => (await p.scheduling.getJob(jobId)).job.missed_count > 0, 5_000, 'coalesced ones counted');
+    const overdue = () => deliveredOf(p, jobId).filter((d) => d.run.nominal_at_ms! < startedAt - 1_000);
+    await waitFor(() => overdue().length >= 1, 5_000, 'the coalesced run fired');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(overdue()).toHaveLength(1);
+    const { job } = await p.scheduling.getJob(jobId);
+    expect(job.missed_count).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('verbs', () => {
+  it('pause withdraws unfired occurrences and fires nothing; resume fires the next one after now', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(400));
+    await waitFor(() => deliveredOf(p, jobId).length >= 1, 5_000, 'one fired');
+    const { withdrawn, job } = await p.recurring.pause(jobId, 'maintenance');
+    expect(job.status).toBe('paused');
+    expect(job.pause_note).toBe('maintenance');
+    expect(withdrawn).toBeGreaterThan(0); // the window held several made occurrences
+    const n = deliveredOf(p, jobId).length;
+    expect((await runsOf(jobId)).filter((r) => r.status === 'scheduled')).toHaveLength(0);
+    await new Promise((r) => setTimeout(r, 1_200));
+    expect(deliveredOf(p, jobId)).toHaveLength(n);
+    const resumedAt = Date.now();
+    await p.recurring.resume(jobId, false);
+    await waitFor(() => deliveredOf(p, jobId).length > n, 5_000, 'fires again');
+    expect(deliveredOf(p, jobId)[n].run.nominal_at_ms!).toBeGreaterThanOrEqual(resumedAt - 1);
+  });
+
+  it('update: the next occurrences follow the new rule', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(60_000));
+    await p.recurring.update(jobId, { recurrence: every(300), payload: Buffer.from('v2'), priority: null, retry: null, leaseMs: null });
+    await waitFor(() => deliveredOf(p, jobId).length >= 2, 5_000, 'fires on the new cadence');
+    expect(deliveredOf(p, jobId)[1].run.nominal_at_ms! - deliveredOf(p, jobId)[0].run.nominal_at_ms!).toBe(300);
+    expect(deliveredOf(p, jobId)[0].run.payload.toString()).toBe('v2');
+  });
+
+  it('trigger fires now, outside the rule; with skip it is held back while a run is running unless forced', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(3_600_000, { overlap: 'skip' }));
+    const t = await p.recurring.trigger(jobId, false);
+    expect(t.origin).toBe('trigger');
+    await waitFor(() => deliveredOf(p, jobId).length === 1, 5_000, 'trigger fired');
+    const held = await p.recurring.trigger(jobId, false);
+    await waitFor(async () => (await runsOf(jobId)).find((r) => r.id === held.id)?.status === 'skipped', 5_000, 'second trigger skipped');
+    const forced = await p.recurring.trigger(jobId, true);
+    await waitFor(() => deliveredOf(p, jobId).some((d) => d.run.id === forced.id), 5_000, 'forced trigger fired');
+  });
+
+  it('backfill makes the occurrences of (from, to] into runs, never twice', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(60_000));
+    const to = Math.floor(Date.now() / 60_000) * 60_000 - 60_000;
+    const from = to - 5 * 60_000;
+    expect(await p.recurring.backfill(jobId, from, to, 0)).toEqual({ created: 5, existed: 0 });
+    await waitFor(() => deliveredOf(p, jobId).length === 5, 5_000, 'five backfilled runs fired');
+    expect(deliveredOf(p, jobId).map((d) => d.run.nominal_at_ms).sort()).toEqual([1, 2, 3, 4, 5].map((k) => from + k * 60_000));
+    expect(await p.recurring.backfill(jobId, from - 60_000, to, 0)).toEqual({ created: 1, existed: 5 });
+  });
+});
+
+describe('no occurrence twice', () => {
+  it('a second writer of the same occurrence (zombie, racing pass) writes nothing', async () => {
+    const p0 = new DaemonParts({ db: db.pool, shardCount: 1 });
+    const jobId = await createJob(p0, every(3_600_000));
+    await p0.stop();
+    const nominal = Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 3_600_000;
+    const occ = { jobId, shard: 0, nominalMs: nominal, dueMs: nominal, status: 'scheduled' as const };
+    expect(await makeOccurrences(db.pool, [occ], 'schedule')).toHaveLength(1);
+    expect(await makeOccurrences(db.pool, [occ, { ...occ, dueMs: nominal + 5 }], 'schedule')).toHaveLength(0);
+    expect((await runsOf(jobId)).filter((r) => r.nominal_at_ms === nominal)).toHaveLength(1);
+  });
+});
