@@ -1,4 +1,9 @@
-/** The CLI's client commands: schedule, get, run, runs, cancel, reschedule (shards and members: clients/cli-ops.ts). */
+/**
+ * The CLI's client commands: schedule, get (alias job), run, runs, cancel,
+ * reschedule. Recurring jobs: `schedule --cron/--every` (options in
+ * clients/cli-recurrence.ts), the other verbs in clients/cli-jobs.ts; shards
+ * and members: clients/cli-ops.ts.
+ */
 import { Command, Option } from 'commander';
 import {
   type ConnectionOptions,
@@ -9,10 +14,12 @@ import {
   out,
   withClient,
 } from './cli-common.js';
+import { addRecurrenceOptions, recurrenceFromOptions, type RecurrenceOptions } from './cli-recurrence.js';
 import { isoRelative, jobLines, runLines, runsTable, toJson } from './format.js';
-import type { RunStatusName } from './types.js';
+import { countsLine, fireTimesLines, occurrenceRunsTable, progressLines, recurrenceLines } from './recurring-format.js';
+import type { RecurrenceInput, RunStatusName } from './types.js';
 
-interface ScheduleOptions extends ConnectionOptions {
+interface ScheduleOptions extends ConnectionOptions, RecurrenceOptions {
   queue: string;
   in?: number;
   at?: number;
@@ -38,50 +45,88 @@ interface WhenOptions extends ConnectionOptions {
   at?: number;
 }
 
-const RUN_STATUSES: RunStatusName[] = ['scheduled', 'fired', 'completed', 'failed', 'dead', 'cancelled'];
+const RUN_STATUSES: RunStatusName[] = ['scheduled', 'fired', 'completed', 'failed', 'dead', 'cancelled', 'skipped', 'buffered', 'missed'];
 
 export function registerClientCommands(program: Command): void {
-  connectionOptions(program.command('schedule'))
-    .description('schedule a job (due now unless --in or --at)')
-    .requiredOption('--queue <queue>', 'queue the run is delivered on')
-    .addOption(new Option('--in <duration>', 'due after this long: 500ms, 2s, 1m, 1h').argParser(durationArg).conflicts('at'))
-    .addOption(new Option('--at <iso>', 'due at this ISO-8601 instant').argParser(instantArg))
-    .option('--payload <json-or-text>', 'payload, sent as UTF-8')
-    .option('--priority <n>', 'higher fires first within a millisecond (-1000..1000)', intArg)
-    .option('--dedupe-key <key>', 'makes scheduling idempotent within the namespace')
-    .option('--namespace <ns>', 'scope for dedupe keys')
-    .option('--at-most-once', 'never redeliver (default: at least once)')
-    .option('--max-attempts <n>', 'attempts including the first (1..100)', intArg)
-    .option('--lease-ms <n>', 'lease of a delivered run in ms', intArg)
-    .action((opts: ScheduleOptions) =>
-      withClient(opts, async (client) => {
-        const res = await client.schedule({
-          queue: opts.queue,
-          payload: opts.payload,
-          at: opts.at,
-          delayMs: opts.in,
-          priority: opts.priority,
-          dedupeKey: opts.dedupeKey,
-          namespace: opts.namespace,
-          delivery: opts.atMostOnce ? 'at_most_once' : undefined,
-          retry: opts.maxAttempts === undefined ? undefined : { maxAttempts: opts.maxAttempts },
-          leaseMs: opts.leaseMs,
-        });
+  addRecurrenceOptions(
+    connectionOptions(program.command('schedule'))
+      .description('schedule a job: due now unless --in or --at; recurring with --cron or --every')
+      .requiredOption('--queue <queue>', 'queue the run is delivered on')
+      .addOption(new Option('--in <duration>', 'due after this long: 500ms, 2s, 1m, 1h').argParser(durationArg).conflicts('at'))
+      .addOption(new Option('--at <iso>', 'due at this ISO-8601 instant').argParser(instantArg))
+      .option('--payload <json-or-text>', 'payload, sent as UTF-8')
+      .option('--priority <n>', 'higher fires first within a millisecond (-1000..1000)', intArg)
+      .option('--dedupe-key <key>', 'makes scheduling idempotent within the namespace')
+      .option('--namespace <ns>', 'scope for dedupe keys')
+      .option('--at-most-once', 'never redeliver (default: at least once)')
+      .option('--max-attempts <n>', 'attempts including the first (1..100)', intArg)
+      .option('--lease-ms <n>', 'lease of a delivered run in ms', intArg),
+  ).action((opts: ScheduleOptions, cmd: Command) => {
+    let recurrence: RecurrenceInput | undefined;
+    try {
+      recurrence = recurrenceFromOptions(opts);
+    } catch (err) {
+      cmd.error(`error: ${(err as Error).message}`);
+    }
+    return withClient(opts, async (client) => {
+      const common = {
+        queue: opts.queue,
+        payload: opts.payload,
+        priority: opts.priority,
+        dedupeKey: opts.dedupeKey,
+        namespace: opts.namespace,
+        delivery: opts.atMostOnce ? ('at_most_once' as const) : undefined,
+        retry: opts.maxAttempts === undefined ? undefined : { maxAttempts: opts.maxAttempts },
+        leaseMs: opts.leaseMs,
+      };
+      if (recurrence) {
+        const res = await client.scheduleRecurring({ ...common, recurrence });
         if (opts.json) return out(toJson(res));
         out(`job    ${res.job.id}${res.deduplicated ? '  (deduplicated: existing job)' : ''}`);
-        out(`run    ${res.run.id}`);
-        out(`due    ${isoRelative(res.run.dueAtMs)}`);
-        out(`shard  ${res.run.shard}`);
-      }),
-    );
+        out(`kind   ${res.job.kind}`);
+        if (res.firstRun) {
+          out(`run    ${res.firstRun.id}`);
+          out(`due    ${isoRelative(res.firstRun.dueAtMs)}`);
+        } else {
+          out('run    - (the first occurrence is made nearer its time)');
+          out(`next   ${isoRelative(res.job.nextFireAtMs)}`);
+        }
+        out(`shard  ${res.job.shard}`);
+        return;
+      }
+      const res = await client.schedule({ ...common, at: opts.at, delayMs: opts.in });
+      if (opts.json) return out(toJson(res));
+      out(`job    ${res.job.id}${res.deduplicated ? '  (deduplicated: existing job)' : ''}`);
+      out(`run    ${res.run.id}`);
+      out(`due    ${isoRelative(res.run.dueAtMs)}`);
+      out(`shard  ${res.run.shard}`);
+    });
+  });
 
   connectionOptions(program.command('get <jobId>'))
-    .description('show a job and all its runs')
+    .alias('job')
+    .description('show a job and its runs; a recurring job also its rule, next 10 fire times, last 10 runs and counts')
     .action((jobId: string, opts: ConnectionOptions) =>
       withClient(opts, async (client) => {
         const res = await client.getJob(jobId);
         if (opts.json) return out(toJson(res));
         out(jobLines(res.job));
+        if (res.job.recurrence) {
+          out(progressLines(res.job));
+          out('');
+          out(recurrenceLines(res.job.recurrence));
+          out('');
+          out('next fire times:');
+          out(fireTimesLines(res.nextFireTimesMs));
+          if (res.counts) {
+            out('');
+            out(`counts: ${countsLine(res.counts)}`);
+          }
+          out('');
+          out('latest runs:');
+          out(occurrenceRunsTable(res.runs));
+          return;
+        }
         out('');
         out(runsTable(res.runs));
       }),

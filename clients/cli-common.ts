@@ -56,6 +56,8 @@ function argParser<T>(parse: (text: string) => T): (text: string) => T {
 
 export const durationArg = argParser(parseDuration);
 export const instantArg = argParser(parseInstant);
+/** An instant as ISO-8601 or as epoch milliseconds (digits only). */
+export const epochArg = argParser((text) => (/^\d+$/.test(text.trim()) ? Number(text) : parseInstant(text)));
 
 export const intArg = argParser((text) => {
   if (!/^-?\d+$/.test(text.trim())) throw new Error(`"${text}" is not an integer`);

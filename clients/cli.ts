@@ -6,6 +6,8 @@
 import { Command } from 'commander';
 import { registerDaemonCommands } from '../daemon/commands.js';
 import { registerClientCommands } from './cli-commands.js';
+import { registerJobCommands } from './cli-jobs.js';
+import { registerDeadLetterCommands } from './cli-dead.js';
 import { registerOpsCommands } from './cli-ops.js';
 import { registerWorkerCommand } from './cli-worker.js';
 
@@ -21,6 +23,8 @@ const program = new Command('timelane')
 
 registerDaemonCommands(program);
 registerClientCommands(program);
+registerJobCommands(program);
+registerDeadLetterCommands(program);
 registerWorkerCommand(program);
 registerOpsCommands(program);
 

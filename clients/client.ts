@@ -6,42 +6,86 @@
  * with a TypeError or RangeError.
  */
 import * as grpc from '@grpc/grpc-js';
+import type { BackfillJobResponse__Output as BackfillJobOut } from '../proto/gen/timelane/v1/BackfillJobResponse.js';
 import type { CancelJobResponse__Output as CancelJobOut } from '../proto/gen/timelane/v1/CancelJobResponse.js';
 import type { DrainMemberResponse__Output as DrainMemberOut } from '../proto/gen/timelane/v1/DrainMemberResponse.js';
 import type { GetJobResponse__Output as GetJobOut } from '../proto/gen/timelane/v1/GetJobResponse.js';
 import type { GetRunResponse__Output as GetRunOut } from '../proto/gen/timelane/v1/GetRunResponse.js';
+import type { ListDeadRunsResponse__Output as ListDeadRunsOut } from '../proto/gen/timelane/v1/ListDeadRunsResponse.js';
+import type { ListDeadRunsRequest } from '../proto/gen/timelane/v1/ListDeadRunsRequest.js';
+import type { ReplayRunsResponse__Output as ReplayRunsOut } from '../proto/gen/timelane/v1/ReplayRunsResponse.js';
+import type { SetQueueLimitsResponse__Output as SetQueueLimitsOut } from '../proto/gen/timelane/v1/SetQueueLimitsResponse.js';
+import type { ListQueueLimitsResponse__Output as ListQueueLimitsOut } from '../proto/gen/timelane/v1/ListQueueLimitsResponse.js';
+import type { ListJobsResponse__Output as ListJobsOut } from '../proto/gen/timelane/v1/ListJobsResponse.js';
 import type { ListMembersResponse__Output as ListMembersOut } from '../proto/gen/timelane/v1/ListMembersResponse.js';
 import type { ListRunsResponse__Output as ListRunsOut } from '../proto/gen/timelane/v1/ListRunsResponse.js';
 import type { ListShardsResponse__Output as ListShardsOut } from '../proto/gen/timelane/v1/ListShardsResponse.js';
 import type { MoveShardResponse__Output as MoveShardOut } from '../proto/gen/timelane/v1/MoveShardResponse.js';
+import type { PauseJobResponse__Output as PauseJobOut } from '../proto/gen/timelane/v1/PauseJobResponse.js';
 import type { RebalanceResponse__Output as RebalanceOut } from '../proto/gen/timelane/v1/RebalanceResponse.js';
 import type { RescheduleJobResponse__Output as RescheduleOut } from '../proto/gen/timelane/v1/RescheduleJobResponse.js';
+import type { ResumeJobResponse__Output as ResumeJobOut } from '../proto/gen/timelane/v1/ResumeJobResponse.js';
 import type { ScheduleBatchResponse__Output as ScheduleBatchOut } from '../proto/gen/timelane/v1/ScheduleBatchResponse.js';
 import type { ScheduleResponse__Output as ScheduleOut } from '../proto/gen/timelane/v1/ScheduleResponse.js';
+import type { TriggerJobResponse__Output as TriggerJobOut } from '../proto/gen/timelane/v1/TriggerJobResponse.js';
+import type { UpdateJobRequest } from '../proto/gen/timelane/v1/UpdateJobRequest.js';
+import type { UpdateJobResponse__Output as UpdateJobOut } from '../proto/gen/timelane/v1/UpdateJobResponse.js';
 import type { AdminClient } from '../proto/gen/timelane/v1/Admin.js';
 import type { SchedulerClient } from '../proto/gen/timelane/v1/Scheduler.js';
-import { batchScheduled, jobInfo, memberInfo, runInfo, runStatusToWire, scheduleRequest, shardInfo, shardMoveInfo, waitMs, whenFields } from './convert.js';
+import {
+  batchScheduled,
+  jobCounts,
+  jobInfo,
+  jobStatusToWire,
+  memberInfo,
+  payloadBytes,
+  retryToWire,
+  runInfo,
+  runStatusToWire,
+  scheduleRequest,
+  shardInfo,
+  shardMoveInfo,
+  waitMs,
+  whenFields,
+} from './convert.js';
+import { jobKindToWire, recurrenceToWire, uint32 } from './recurrence.js';
 import { timelaneV1 } from './proto.js';
 import type { ScheduleRequest } from '../proto/gen/timelane/v1/ScheduleRequest.js';
 import type {
+  BackfillInput,
+  BackfillResult,
   BatchScheduled,
   CancelResult,
   DrainMemberOptions,
   DrainResult,
+  JobInfo,
+  JobPage,
+  JobUpdateInput,
   JobWithRuns,
+  ListJobsInput,
   ListRunsInput,
   MemberInfo,
   MoveShardOptions,
   MoveShardResult,
   RebalanceOptions,
   RebalanceResult,
+  PauseResult,
+  RecurringScheduleInput,
+  RecurringScheduleResult,
   RescheduleInput,
+  ResumeOptions,
   RunInfo,
   RunPage,
+  RunWithAttempts,
+  ListDeadRunsInput,
+  ReplayRunsInput,
+  ReplayResult,
+  QueueLimitsInfo,
   ScheduleBatchOptions,
   ScheduleInput,
   ScheduleResult,
   ShardInfo,
+  TriggerOptions,
 } from './types.js';
 
 export interface TimelaneClientOptions {
@@ -59,6 +103,8 @@ export const MAX_BATCH = 1000;
 export const MAX_BATCH_BYTES = 64 * 1024 * 1024;
 /** Encoded bytes of one request besides its payload and names (tags, due time, settings), rounded up. */
 const REQUEST_OVERHEAD = 40;
+/** Encoded bytes of a recurrence rule besides its cron expression and time zone, rounded up. */
+const RECURRENCE_OVERHEAD = 80;
 
 type Invoke<Res> = (options: grpc.CallOptions, callback: grpc.requestCallback<Res>) => unknown;
 
@@ -78,10 +124,32 @@ export class TimelaneClient {
     this.timeoutMs = opts.timeoutMs ?? 30_000;
   }
 
+  /**
+   * Schedules a one-shot job: one run at `at`, after `delayMs`, or now. A
+   * recurring job goes through `scheduleRecurring` (its first run may not
+   * exist yet, so its result has a nullable `firstRun`): an input with
+   * `recurrence` is refused here with a TypeError.
+   */
   async schedule(input: ScheduleInput): Promise<ScheduleResult> {
+    if (input.recurrence !== undefined) throw new TypeError('recurrence: schedule makes one-shot jobs; use scheduleRecurring for a recurring job');
     const req = scheduleRequest(input);
     const res = await this.call<ScheduleOut>((o, cb) => this.scheduler.schedule(req, o, cb));
-    return toSchedule(res);
+    return { job: jobInfo(res.job), run: runInfo(res.run), deduplicated: res.deduplicated };
+  }
+
+  /**
+   * Schedules a recurring job: a run at every occurrence of its cron
+   * expression or period. `firstRun` is the first occurrence's run when the
+   * daemon made it already (it is due within the daemon's window), else null
+   * (`job.nextFireAtMs` says when it falls). With `dedupeKey`, creating it is
+   * idempotent. Exactly one of `recurrence.cron` and `recurrence.everyMs` is
+   * required (TypeError otherwise).
+   */
+  async scheduleRecurring(input: RecurringScheduleInput): Promise<RecurringScheduleResult> {
+    if (!input.recurrence) throw new TypeError('recurrence: is required');
+    const req = scheduleRequest(input);
+    const res = await this.call<ScheduleOut>((o, cb) => this.scheduler.schedule(req, o, cb));
+    return { job: jobInfo(res.job), firstRun: res.run ? runInfo(res.run) : null, deduplicated: res.deduplicated };
   }
 
   /**
@@ -91,6 +159,10 @@ export class TimelaneClient {
    * The request must encode to at most 64 MiB (the daemon's receive limit):
    * a larger batch is refused here with a RangeError. With `batchId`, a
    * retried batch is never applied twice (see ScheduleBatchOptions).
+   *
+   * A batch holds one-shot jobs or recurring jobs, not both, and `batchId`
+   * is for one-shot batches only (the daemon refuses either with
+   * INVALID_ARGUMENT); make recurring jobs idempotent with `dedupeKey`.
    */
   async scheduleBatch(inputs: readonly ScheduleInput[], opts: ScheduleBatchOptions = {}): Promise<BatchScheduled[]> {
     if (inputs.length === 0 || inputs.length > MAX_BATCH) throw new RangeError(`inputs: must hold 1..${MAX_BATCH} schedules (got ${inputs.length})`);
@@ -99,6 +171,7 @@ export class TimelaneClient {
     for (let k = 0; k < inputs.length; k++) {
       const r = scheduleRequest(inputs[k]);
       bytes += ((r.payload as Buffer | undefined)?.length ?? 0) + (r.queue?.length ?? 0) + (r.namespace?.length ?? 0) + (r.dedupeKey?.length ?? 0) + REQUEST_OVERHEAD;
+      if (r.recurrence) bytes += (r.recurrence.cron?.expression?.length ?? 0) + (r.recurrence.cron?.timeZone?.length ?? 0) + RECURRENCE_OVERHEAD;
       requests[k] = r;
     }
     if (bytes > MAX_BATCH_BYTES) throw new RangeError(`inputs: the batch encodes to about ${bytes} bytes, over the daemon's ${MAX_BATCH_BYTES}-byte limit; split it`);
@@ -109,14 +182,124 @@ export class TimelaneClient {
     return out;
   }
 
+  /** A job with its runs (a recurring job: its latest 10), and for a recurring job its next 10 fire times and counts. */
   async getJob(jobId: string): Promise<JobWithRuns> {
     const res = await this.call<GetJobOut>((o, cb) => this.scheduler.getJob({ jobId }, o, cb));
-    return { job: jobInfo(res.job), runs: res.runs.map(runInfo) };
+    return {
+      job: jobInfo(res.job),
+      runs: res.runs.map(runInfo),
+      nextFireTimesMs: res.nextFireTimesMs.map(Number),
+      counts: jobCounts(res.counts),
+    };
+  }
+
+  /** Jobs of every kind, ordered by id, without payloads; filters combine. */
+  async listJobs(input: ListJobsInput = {}): Promise<JobPage> {
+    const req = {
+      queue: input.queue ?? '',
+      kind: jobKindToWire(input.kind),
+      status: jobStatusToWire(input.status),
+      namespace: input.namespace ?? '',
+      pageSize: input.pageSize ?? 0,
+      pageToken: input.pageToken ?? '',
+    };
+    const res = await this.call<ListJobsOut>((o, cb) => this.scheduler.listJobs(req, o, cb));
+    return { jobs: res.jobs.map(jobInfo), nextPageToken: res.nextPageToken };
+  }
+
+  /**
+   * Holds an active recurring job: no occurrence is made until `resumeJob`;
+   * occurrences made but not fired are taken back. FAILED_PRECONDITION for a
+   * one-shot job or one that is not active. `note` (at most 1024 chars) is
+   * kept as `job.pauseNote`.
+   */
+  async pauseJob(jobId: string, note = ''): Promise<PauseResult> {
+    const res = await this.call<PauseJobOut>((o, cb) => this.scheduler.pauseJob({ jobId, note }, o, cb));
+    return { job: jobInfo(res.job), runsWithdrawn: res.runsWithdrawn };
+  }
+
+  /** Releases a paused job: from the next occurrence after now, or (`catchUp`) from where it stopped, by its catch-up policy. */
+  async resumeJob(jobId: string, opts: ResumeOptions = {}): Promise<JobInfo> {
+    const req = { jobId, catchUp: opts.catchUp ?? false };
+    const res = await this.call<ResumeJobOut>((o, cb) => this.scheduler.resumeJob(req, o, cb));
+    return jobInfo(res.job);
+  }
+
+  /**
+   * Changes a job's rule or what its runs carry; unset fields keep their
+   * value. Runs already fired are not touched; occurrences made but not
+   * fired are made again by the new rule. An update naming nothing is
+   * refused here with a TypeError.
+   */
+  async updateJob(jobId: string, update: JobUpdateInput): Promise<JobInfo> {
+    const req: UpdateJobRequest = { jobId };
+    if (update.recurrence !== undefined) req.recurrence = recurrenceToWire(update.recurrence);
+    // proto3 `optional`: setting the field (even to its zero) is what says "change it".
+    if (update.payload !== undefined) req.payload = payloadBytes(update.payload);
+    if (update.priority !== undefined) req.priority = update.priority;
+    if (update.retry !== undefined) req.retry = retryToWire(update.retry);
+    if (update.leaseMs !== undefined) req.leaseMs = uint32('leaseMs', update.leaseMs);
+    if (Object.keys(req).length === 1) throw new TypeError('update: names nothing to change (recurrence, payload, priority, retry or leaseMs)');
+    const res = await this.call<UpdateJobOut>((o, cb) => this.scheduler.updateJob(req, o, cb));
+    return jobInfo(res.job);
+  }
+
+  /** A run of a recurring job, due now, outside its rule (origin 'trigger', or 'trigger_forced' with `overrideOverlap`). */
+  async triggerJob(jobId: string, opts: TriggerOptions = {}): Promise<RunInfo> {
+    const req = { jobId, overrideOverlap: opts.overrideOverlap ?? false };
+    const res = await this.call<TriggerJobOut>((o, cb) => this.scheduler.triggerJob(req, o, cb));
+    return runInfo(res.run);
+  }
+
+  /**
+   * Makes a recurring job's occurrences in (from, to] into runs that fire
+   * now, in order (origin 'backfill'). An occurrence that already has a run
+   * is not made again. `to` must not be after now.
+   */
+  async backfillJob(jobId: string, range: BackfillInput): Promise<BackfillResult> {
+    const fromMs = epochMs('from', range.from);
+    const toMs = epochMs('to', range.to);
+    const req = { jobId, fromMs, toMs, maxRuns: range.maxRuns === undefined ? 0 : uint32('maxRuns', range.maxRuns) };
+    const res = await this.call<BackfillJobOut>((o, cb) => this.scheduler.backfillJob(req, o, cb));
+    return { created: res.created, alreadyExisted: res.alreadyExisted };
   }
 
   async getRun(runId: string): Promise<RunInfo> {
+    return (await this.getRunWithAttempts(runId)).run;
+  }
+
+  /** A run with every attempt of its occurrence, oldest first (errors, times, workers). */
+  async getRunWithAttempts(runId: string): Promise<RunWithAttempts> {
     const res = await this.call<GetRunOut>((o, cb) => this.scheduler.getRun({ runId }, o, cb));
-    return runInfo(res.run);
+    return { run: runInfo(res.run), attempts: res.attempts.map(runInfo) };
+  }
+
+  /** Dead letters, newest death first (paged). */
+  async listDeadRuns(input: ListDeadRunsInput = {}): Promise<RunPage> {
+    const res = await this.call<ListDeadRunsOut>((o, cb) => this.scheduler.listDeadRuns(deadRunsRequest(input), o, cb));
+    return { runs: res.runs.map(runInfo), nextPageToken: res.nextPageToken };
+  }
+
+  /** Replays dead runs as new runs due now (each dead run at most once). */
+  async replayRuns(input: ReplayRunsInput): Promise<ReplayResult> {
+    const req =
+      'runIds' in input
+        ? { runIds: input.runIds }
+        : { filter: deadRunsRequest(input.filter), maxRuns: input.maxRuns === undefined ? 0 : uint32('maxRuns', input.maxRuns) };
+    const res = await this.call<ReplayRunsOut>((o, cb) => this.scheduler.replayRuns(req, o, cb));
+    return { replayed: res.replayed.map((r) => ({ deadRunId: r.deadRunId, newRunId: r.newRunId })), skippedRunIds: res.skippedRunIds };
+  }
+
+  /** Sets a queue's limits across the cluster (0 = no limit; both 0 removes them). Takes effect within a second. */
+  async setQueueLimits(limits: QueueLimitsInfo): Promise<QueueLimitsInfo> {
+    const req = { limits: { queue: limits.queue, maxInFlight: uint32('maxInFlight', limits.maxInFlight), maxPerSecond: uint32('maxPerSecond', limits.maxPerSecond) } };
+    const res = await this.call<SetQueueLimitsOut>((o, cb) => this.admin.setQueueLimits(req, o, cb));
+    return { queue: res.limits?.queue ?? limits.queue, maxInFlight: res.limits?.maxInFlight ?? 0, maxPerSecond: res.limits?.maxPerSecond ?? 0 };
+  }
+
+  async listQueueLimits(): Promise<QueueLimitsInfo[]> {
+    const res = await this.call<ListQueueLimitsOut>((o, cb) => this.admin.listQueueLimits({}, o, cb));
+    return res.limits.map((l) => ({ queue: l.queue, maxInFlight: l.maxInFlight, maxPerSecond: l.maxPerSecond }));
   }
 
   async listRuns(input: ListRunsInput = {}): Promise<RunPage> {
@@ -223,6 +406,21 @@ function opsDeadline(timeoutMs: number, serverDefaultMs: number): number {
   return (timeoutMs || serverDefaultMs) + 5_000;
 }
 
-function toSchedule(res: ScheduleOut): ScheduleResult {
-  return { job: jobInfo(res.job), run: runInfo(res.run), deduplicated: res.deduplicated };
+function epochMs(field: string, value: Date | number): number {
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (!Number.isFinite(ms)) throw new RangeError(`${field}: must be a valid instant`);
+  return Math.round(ms);
+}
+
+function deadRunsRequest(input: Omit<ListDeadRunsInput, 'pageSize' | 'pageToken'> & Pick<ListDeadRunsInput, 'pageSize' | 'pageToken'>): ListDeadRunsRequest {
+  const ms = (v: Date | number | undefined): number => (v === undefined ? 0 : v instanceof Date ? v.getTime() : v);
+  return {
+    queue: input.queue ?? '',
+    jobId: input.jobId ?? '',
+    sinceMs: ms(input.since),
+    untilMs: ms(input.until),
+    errorContains: input.errorContains ?? '',
+    pageSize: input.pageSize ?? 0,
+    pageToken: input.pageToken ?? '',
+  };
 }

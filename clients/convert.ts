@@ -7,7 +7,8 @@ import type { Ack__Output } from '../proto/gen/timelane/v1/Ack.js';
 import type { DeliveredRun__Output } from '../proto/gen/timelane/v1/DeliveredRun.js';
 import type { DeliveryMode, DeliveryMode__Output } from '../proto/gen/timelane/v1/DeliveryMode.js';
 import type { Job__Output } from '../proto/gen/timelane/v1/Job.js';
-import type { JobStatus__Output } from '../proto/gen/timelane/v1/JobStatus.js';
+import type { JobCounts__Output } from '../proto/gen/timelane/v1/JobCounts.js';
+import type { JobStatus, JobStatus__Output } from '../proto/gen/timelane/v1/JobStatus.js';
 import type { Member__Output } from '../proto/gen/timelane/v1/Member.js';
 import type { RetryPolicy } from '../proto/gen/timelane/v1/RetryPolicy.js';
 import type { Run__Output } from '../proto/gen/timelane/v1/Run.js';
@@ -21,6 +22,7 @@ import type {
   BatchScheduled,
   DeliveredRunInfo,
   DeliveryModeName,
+  JobCounts,
   JobInfo,
   JobStatusName,
   MemberInfo,
@@ -32,6 +34,7 @@ import type {
   ShardInfo,
   ShardMoveInfo,
 } from './types.js';
+import { jobKindName, recurrenceInfo, recurrenceToWire } from './recurrence.js';
 
 /** Parses a wire int64 (decimal string; "" or missing as 0) into a number. */
 export function int64(value: string | undefined): number {
@@ -71,7 +74,7 @@ const DELIVERY_TO_WIRE: Record<DeliveryModeName, DeliveryMode> = {
   at_most_once: 'AT_MOST_ONCE',
 };
 
-function retryToWire(retry: RetryPolicyInput | undefined): RetryPolicy | null {
+export function retryToWire(retry: RetryPolicyInput | undefined): RetryPolicy | null {
   if (!retry) return null;
   return {
     maxAttempts: retry.maxAttempts ?? 0,
@@ -86,7 +89,13 @@ function retryToWire(retry: RetryPolicyInput | undefined): RetryPolicy | null {
  * here, and less for the daemon to decode — per request, 1000 times a batch.
  */
 export function scheduleRequest(input: ScheduleInput): ScheduleRequest {
-  const req: ScheduleRequest = { queue: input.queue, ...whenFields(input.at, input.delayMs) };
+  let req: ScheduleRequest;
+  if (input.recurrence !== undefined) {
+    if (input.at !== undefined || input.delayMs !== undefined) throw new TypeError('recurrence, at, delayMs: give at most one (a recurring job fires by its rule)');
+    req = { queue: input.queue, recurrence: recurrenceToWire(input.recurrence) };
+  } else {
+    req = { queue: input.queue, ...whenFields(input.at, input.delayMs) };
+  }
   if (input.namespace) req.namespace = input.namespace;
   const payload = payloadBytes(input.payload);
   if (payload.length > 0) req.payload = payload;
@@ -117,6 +126,7 @@ const JOB_STATUS: Record<JobStatus__Output, JobStatusName> = {
   JOB_COMPLETED: 'completed',
   JOB_DEAD: 'dead',
   JOB_CANCELLED: 'cancelled',
+  JOB_PAUSED: 'paused',
 };
 
 const RUN_STATUS: Record<RunStatus__Output, RunStatusName> = {
@@ -127,7 +137,17 @@ const RUN_STATUS: Record<RunStatus__Output, RunStatusName> = {
   RUN_FAILED: 'failed',
   RUN_DEAD: 'dead',
   RUN_CANCELLED: 'cancelled',
+  RUN_SKIPPED: 'skipped',
+  RUN_BUFFERED: 'buffered',
+  RUN_MISSED: 'missed',
 };
+
+export function jobStatusToWire(name: JobStatusName | undefined): JobStatus {
+  if (name === undefined) return 'JOB_STATUS_UNSPECIFIED';
+  const entry = Object.entries(JOB_STATUS).find(([, v]) => v === name);
+  if (!entry) throw new RangeError(`status: unknown job status "${name}"`);
+  return entry[0] as JobStatus__Output;
+}
 
 export function runStatusToWire(name: RunStatusName | undefined): RunStatus {
   if (name === undefined) return 'RUN_STATUS_UNSPECIFIED';
@@ -156,6 +176,24 @@ export function jobInfo(job: Job__Output | null | undefined): JobInfo {
     shard: job.shard,
     createdAtMs: int64(job.createdAtMs),
     updatedAtMs: int64(job.updatedAtMs),
+    kind: jobKindName(job.kind),
+    recurrence: recurrenceInfo(job.recurrence),
+    nextFireAtMs: int64(job.nextFireAtMs),
+    occurrences: job.occurrences,
+    pauseNote: job.pauseNote,
+  };
+}
+
+/** A recurring job's counts; null when absent (one-shot job). */
+export function jobCounts(c: JobCounts__Output | null | undefined): JobCounts | null {
+  if (!c) return null;
+  return {
+    fired: int64(c.fired),
+    completed: int64(c.completed),
+    dead: int64(c.dead),
+    skipped: int64(c.skipped),
+    missed: int64(c.missed),
+    scheduled: int64(c.scheduled),
   };
 }
 
@@ -178,6 +216,12 @@ export function runInfo(run: Run__Output | null | undefined): RunInfo {
     finishedAtMs: int64(run.finishedAtMs),
     error: run.error,
     leaseExpiresAtMs: int64(run.leaseExpiresAtMs),
+    nominalAtMs: int64(run.nominalAtMs),
+    origin: run.origin,
+    workerId: run.workerId,
+    progress: Number(run.progress),
+    replayOf: run.replayOf,
+    cancelRequestedAtMs: int64(run.cancelRequestedAtMs),
   };
 }
 
@@ -238,6 +282,9 @@ export function deliveredRunInfo(run: DeliveredRun__Output, receivedAtMs: number
     receivedAtMs,
     lagMs: receivedAtMs - dueAtMs,
     ref: { runId: run.runId, fence: run.fence === '' ? '0' : run.fence, delivery: run.delivery, shard: run.shard },
+    checkpoint: run.checkpoint ?? Buffer.alloc(0),
+    progress: Number(run.progress),
+    nominalAtMs: int64(run.nominalAtMs),
   };
 }
 

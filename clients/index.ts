@@ -3,6 +3,7 @@ export { TimelaneClient, DEFAULT_ADDRESS, type TimelaneClientOptions } from './c
 export {
   createWorker,
   NonRetryableError,
+  CancelledError,
   type Worker,
   type WorkerOptions,
   type RunHandler,
@@ -13,3 +14,14 @@ export { openWorkStream, WorkStream, type SubscribeOptions, type StreamEnd, type
 export { parseDuration, parseInstant, formatDuration } from './duration.js';
 export { loadTimelaneProto, timelaneV1, type LoadedTimelaneProto, type TimelaneV1 } from './proto.js';
 export type * from './types.js';
+export {
+  exactlyOnce,
+  applyOnce,
+  ensureSchema,
+  DEFAULT_EFFECTS_TABLE,
+  type ExactlyOnceOptions,
+  type ExactlyOnceHandlerOptions,
+  type ExactlyOnceOutcome,
+  type AppliedEffect,
+  type Effect,
+} from './exactly-once.js';

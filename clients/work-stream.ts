@@ -89,6 +89,7 @@ export class WorkStream {
   private readonly call: grpc.ClientDuplexStream<WorkRequest, WorkResponse__Output>;
   private readonly ownedClient: WorkerClient | undefined;
   private readonly runListeners: RunListener[] = [];
+  private readonly cancelListeners: ((runId: string, reason: string) => void)[] = [];
   private readonly ackListeners: AckListener[] = [];
   private readonly runs = new Pull<DeliveredRunInfo>();
   private readonly acks = new Pull<AckInfo>();
@@ -167,6 +168,12 @@ export class WorkStream {
     return this;
   }
 
+  /** The daemon asks the worker to stop a run (CancelJob, or overlap cancel_other). */
+  onCancel(listener: (runId: string, reason: string) => void): this {
+    this.cancelListeners.push(listener);
+    return this;
+  }
+
   onAck(listener: AckListener): this {
     this.ackListeners.push(listener);
     for (const ack of this.acks.drain()) listener(ack);
@@ -220,6 +227,7 @@ export class WorkStream {
     else if (msg.run) this.emitRun(deliveredRunInfo(msg.run, receivedAtMs));
     else if (msg.acks) for (const a of msg.acks.acks) this.emitAck(ackInfo(a));
     else if (msg.ack) this.emitAck(ackInfo(msg.ack));
+    else if (msg.cancel) for (const l of this.cancelListeners) l(msg.cancel.ref?.runId ?? '', msg.cancel.reason);
     else if (msg.subscribed) {
       this.batching = true;
       this.subscribedInfo.push({ memberId: msg.subscribed.memberId, queues: msg.subscribed.queues, maxInFlight: msg.subscribed.maxInFlight });

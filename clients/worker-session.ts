@@ -33,8 +33,22 @@ import { WorkStream, newWorkerClient, type StreamEnd } from './work-stream.js';
 export interface WorkerContext {
   /** Extends the run's lease (at-least-once) and reports progress (0..1) and a checkpoint (≤ 64 KiB). */
   heartbeat(progress?: number, checkpoint?: Buffer): void;
-  /** Aborted when this delivery was superseded (the daemon rejected it) or the worker is closing past its timeout. */
+  /**
+   * Aborted when the run is cancelled while it runs (CancelJob, or its
+   * recurring job's cancel_other policy: the reason is a CancelledError), when
+   * this delivery was superseded (the daemon rejected it), or when the worker
+   * is closing past its timeout. A handler that stops on a cancel may throw:
+   * the run ends cancelled (not retried, not dead).
+   */
   signal: AbortSignal;
+}
+
+/** The reason of a handler's signal when the daemon cancelled its run. */
+export class CancelledError extends Error {
+  constructor(readonly runId: string, reason: string) {
+    super(`timelane: run ${runId} cancelled${reason ? `: ${reason}` : ''}`);
+    this.name = 'CancelledError';
+  }
 }
 
 export type RunHandler = (run: DeliveredRunInfo, ctx: WorkerContext) => Promise<void> | void;
@@ -161,6 +175,9 @@ export class WorkerSession {
       heard = true;
       this.acked(ack);
     });
+    stream.onCancel((runId, reason) => {
+      for (const a of this.active) if (a.run.runId === runId) a.controller.abort(new CancelledError(runId, reason));
+    });
     for (const req of this.outbox.splice(0)) stream.send(req);
     void stream.finished.then((end) => this.ended(stream, end, heard || Date.now() - openedAt >= STABLE_AFTER_MS));
   }
@@ -204,7 +221,10 @@ export class WorkerSession {
     } catch (err) {
       clearInterval(timer);
       this.opts.stats.failed++;
-      this.send({ fail: { ref: run.ref, retryable: isRetryable(err), message: failMessage(err) } }, true);
+      // A run cancelled by the daemon ends cancelled whatever the handler threw.
+      const cancelled = entry.controller.signal.reason instanceof CancelledError;
+      const message = cancelled ? (entry.controller.signal.reason as CancelledError).message : failMessage(err);
+      this.send({ fail: { ref: run.ref, retryable: !cancelled && isRetryable(err), message } }, true);
     } finally {
       this.active.delete(entry);
       this.next();

@@ -26,6 +26,7 @@ import { MemberDiscovery, planStreams } from './discovery.js';
 import { WorkerSession, type RunHandler, type WorkerStats } from './worker-session.js';
 
 export type { RunHandler, WorkerContext, WorkerStats } from './worker-session.js';
+export { CancelledError } from './worker-session.js';
 
 /** Throw this (or any error with `retryable = false`) to fail a run without retry. */
 export class NonRetryableError extends Error {

@@ -1,0 +1,107 @@
+/**
+ * The CLI's commands for dead letters and queue limits:
+ *
+ *   dead       list dead runs, newest death first (filters: queue, job, error, time)
+ *   replay     replay dead runs as new runs (by id, or every one matching a filter)
+ *   limits     show per-queue limits; `limits QUEUE --max-in-flight N --per-second N` sets one
+ */
+import type { Command } from 'commander';
+import { type ConnectionOptions, connectionOptions, epochArg, intArg, nonNegativeIntArg, out, withClient } from './cli-common.js';
+import { clip, iso, table, toJson } from './format.js';
+
+interface DeadFilterOptions extends ConnectionOptions {
+  queue?: string;
+  job?: string;
+  error?: string;
+  since?: number;
+  until?: number;
+}
+
+interface DeadOptions extends DeadFilterOptions {
+  limit?: number;
+  pageToken?: string;
+}
+
+interface ReplayOptions extends DeadFilterOptions {
+  max?: number;
+}
+
+interface LimitsSetOptions extends ConnectionOptions {
+  maxInFlight?: number;
+  perSecond?: number;
+}
+
+function deadFilters(cmd: Command): Command {
+  return cmd
+    .option('--queue <queue>', 'only this queue')
+    .option('--job <jobId>', 'only this job')
+    .option('--error <text>', 'only errors containing this (case-insensitive)')
+    .option('--since <iso|ms>', 'died at or after', epochArg)
+    .option('--until <iso|ms>', 'died before', epochArg);
+}
+
+export function registerDeadLetterCommands(program: Command): void {
+  deadFilters(connectionOptions(program.command('dead')))
+    .description('list dead runs (no retry left, or not retryable), newest death first')
+    .option('--limit <n>', 'page size (1..1000, default 100)', intArg)
+    .option('--page-token <token>', 'continue a previous listing')
+    .action((opts: DeadOptions) =>
+      withClient(opts, async (client) => {
+        const page = await client.listDeadRuns({
+          queue: opts.queue,
+          jobId: opts.job,
+          errorContains: opts.error,
+          since: opts.since,
+          until: opts.until,
+          pageSize: opts.limit,
+          pageToken: opts.pageToken,
+        });
+        if (opts.json) return out(toJson(page));
+        out(
+          table(
+            ['RUN', 'JOB', 'QUEUE', 'ATTEMPT', 'DIED', 'WORKER', 'ERROR'],
+            page.runs.map((r) => [r.id, r.jobId, r.queue, String(r.attempt), iso(r.finishedAtMs), r.workerId || '-', clip(r.error, 50)]),
+          ),
+        );
+        if (page.nextPageToken) process.stderr.write(`more: --page-token ${page.nextPageToken}\n`);
+      }),
+    );
+
+  deadFilters(connectionOptions(program.command('replay [runIds...]')))
+    .description('replay dead runs as new runs due now: the ids given, or every dead run matching the filters')
+    .option('--max <n>', 'with filters: at most this many (default 1000, at most 10000)', nonNegativeIntArg)
+    .action((runIds: string[], opts: ReplayOptions) =>
+      withClient(opts, async (client) => {
+        const filtered = opts.queue || opts.job || opts.error || opts.since || opts.until;
+        if (runIds.length > 0 && filtered) throw new TypeError('give run ids or filters, not both');
+        if (runIds.length === 0 && !filtered) throw new TypeError('give run ids, or filters (--queue, --job, --error, --since, --until)');
+        const res = await client.replayRuns(
+          runIds.length > 0
+            ? { runIds }
+            : { filter: { queue: opts.queue, jobId: opts.job, errorContains: opts.error, since: opts.since, until: opts.until }, maxRuns: opts.max },
+        );
+        if (opts.json) return out(toJson(res));
+        for (const r of res.replayed) out(`run ${r.deadRunId} replayed as run ${r.newRunId}`);
+        if (res.skippedRunIds.length > 0) out(`not dead, or replayed before: ${res.skippedRunIds.join(', ')}`);
+        if (res.replayed.length === 0 && res.skippedRunIds.length === 0) out('no dead run matched');
+      }),
+    );
+
+  connectionOptions(program.command('limits [queue]'))
+    .description('per-queue limits across the cluster: list them, or with a queue and flags set its limits (0 = none; both 0 removes them; every daemon applies a change within a second)')
+    .option('--max-in-flight <n>', 'most runs of the queue handed out and unanswered at once', nonNegativeIntArg)
+    .option('--per-second <n>', 'most runs of the queue handed out per second', nonNegativeIntArg)
+    .action((queue: string | undefined, opts: LimitsSetOptions) =>
+      withClient(opts, async (client) => {
+        if (queue === undefined) {
+          if (opts.maxInFlight !== undefined || opts.perSecond !== undefined) throw new TypeError('name the queue to set its limits: timelane limits QUEUE --max-in-flight N --per-second N');
+          const all = await client.listQueueLimits();
+          if (opts.json) return out(toJson(all));
+          return out(table(['QUEUE', 'MAX IN FLIGHT', 'MAX PER SECOND'], all.map((l) => [l.queue, String(l.maxInFlight || '-'), String(l.maxPerSecond || '-')])));
+        }
+        const set = await client.setQueueLimits({ queue, maxInFlight: opts.maxInFlight ?? 0, maxPerSecond: opts.perSecond ?? 0 });
+        if (opts.json) return out(toJson(set));
+        out(`queue ${set.queue}: max in flight ${set.maxInFlight || 'unlimited'}, max per second ${set.maxPerSecond || 'unlimited'}`);
+      }),
+    );
+}

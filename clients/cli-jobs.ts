@@ -1,0 +1,117 @@
+/**
+ * The CLI's commands for recurring jobs (creating one is `schedule --cron`
+ * or `schedule --every`; showing one is `get`, alias `job`):
+ *
+ *   jobs       list jobs: id, kind, queue, status, rule, next fire
+ *   pause      hold a recurring job (its made, unfired occurrences are taken back)
+ *   resume     release it (--catch-up: the occurrences it missed fire by its catch-up policy)
+ *   trigger    one extra run now (--force: even while one runs)
+ *   backfill   make a past range's occurrences into runs that fire now
+ */
+import { Command, Option } from 'commander';
+import { type ConnectionOptions, connectionOptions, epochArg, intArg, nonNegativeIntArg, out, withClient } from './cli-common.js';
+import { isoRelative, toJson } from './format.js';
+import { jobsTable } from './recurring-format.js';
+import type { JobKindName, JobStatusName } from './types.js';
+
+interface JobsOptions extends ConnectionOptions {
+  queue?: string;
+  kind?: Exclude<JobKindName, 'unspecified'>;
+  status?: Exclude<JobStatusName, 'unspecified'>;
+  namespace?: string;
+  limit?: number;
+  pageToken?: string;
+}
+
+interface PauseOptions extends ConnectionOptions {
+  note?: string;
+}
+
+interface ResumeOptions extends ConnectionOptions {
+  catchUp?: boolean;
+}
+
+interface TriggerOptions extends ConnectionOptions {
+  force?: boolean;
+}
+
+interface BackfillOptions extends ConnectionOptions {
+  from: number;
+  to: number;
+  max?: number;
+}
+
+const KINDS = ['cron', 'interval', 'once'];
+const JOB_STATUSES = ['active', 'paused', 'completed', 'dead', 'cancelled'];
+
+export function registerJobCommands(program: Command): void {
+  connectionOptions(program.command('jobs'))
+    .description('list jobs, by id: kind, queue, status, rule, next fire')
+    .option('--queue <queue>', 'only this queue')
+    .addOption(new Option('--kind <kind>', 'only this kind').choices(KINDS))
+    .addOption(new Option('--status <status>', 'only this status').choices(JOB_STATUSES))
+    .option('--namespace <ns>', 'only this namespace')
+    .option('--limit <n>', 'page size (1..1000, default 100)', intArg)
+    .option('--page-token <token>', 'continue a previous listing')
+    .action((opts: JobsOptions) =>
+      withClient(opts, async (client) => {
+        const page = await client.listJobs({
+          queue: opts.queue,
+          kind: opts.kind,
+          status: opts.status,
+          namespace: opts.namespace,
+          pageSize: opts.limit,
+          pageToken: opts.pageToken,
+        });
+        if (opts.json) return out(toJson(page));
+        out(jobsTable(page.jobs));
+        if (page.nextPageToken) process.stderr.write(`more: --page-token ${page.nextPageToken}\n`);
+      }),
+    );
+
+  connectionOptions(program.command('pause <jobId>'))
+    .description('hold a recurring job: no occurrence is made until resume')
+    .option('--note <text>', 'why (kept on the job, at most 1024 chars)')
+    .action((jobId: string, opts: PauseOptions) =>
+      withClient(opts, async (client) => {
+        const res = await client.pauseJob(jobId, opts.note);
+        if (opts.json) return out(toJson(res));
+        out(`job ${res.job.id}: ${res.job.status}, runs withdrawn: ${res.runsWithdrawn}`);
+      }),
+    );
+
+  connectionOptions(program.command('resume <jobId>'))
+    .description('release a paused job from the next occurrence after now')
+    .option('--catch-up', 'fire the occurrences missed while paused, by the catch-up policy of the job')
+    .action((jobId: string, opts: ResumeOptions) =>
+      withClient(opts, async (client) => {
+        const job = await client.resumeJob(jobId, { catchUp: opts.catchUp });
+        if (opts.json) return out(toJson(job));
+        out(`job ${job.id}: ${job.status}, next occurrence ${isoRelative(job.nextFireAtMs)}`);
+      }),
+    );
+
+  connectionOptions(program.command('trigger <jobId>'))
+    .description('fire a recurring job once now, outside its rule')
+    .option('--force', 'fire even if a run of the job is running (ignores the overlap policy)')
+    .action((jobId: string, opts: TriggerOptions) =>
+      withClient(opts, async (client) => {
+        const run = await client.triggerJob(jobId, { overrideOverlap: opts.force });
+        if (opts.json) return out(toJson(run));
+        out(`run ${run.id} of job ${run.jobId}: ${run.status}, due ${isoRelative(run.dueAtMs)} (${run.origin || 'trigger'})`);
+      }),
+    );
+
+  connectionOptions(program.command('backfill <jobId>'))
+    .description("make a past range's occurrences into runs that fire now (one already made is not made again)")
+    .requiredOption('--from <iso|ms>', 'start of the range (exclusive)', epochArg)
+    .requiredOption('--to <iso|ms>', 'end of the range (inclusive), not after now', epochArg)
+    .option('--max <n>', 'refuse a range with more occurrences than this (default 1000, at most 10000)', nonNegativeIntArg)
+    .action((jobId: string, opts: BackfillOptions) =>
+      withClient(opts, async (client) => {
+        const res = await client.backfillJob(jobId, { from: opts.from, to: opts.to, maxRuns: opts.max });
+        if (opts.json) return out(toJson(res));
+        out(`job ${jobId}: ${res.created} run${res.created === 1 ? '' : 's'} created, ${res.alreadyExisted} already existed`);
+      }),
+    );
+}

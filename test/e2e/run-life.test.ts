@@ -1,0 +1,190 @@
+/**
+ * End to end, through the client library and the CLI against a real daemon:
+ * a handler told to stop (CancelJob while it runs) sees its signal abort and
+ * the run ends cancelled, never redelivered; a checkpoint heartbeated by one
+ * attempt reaches the retry; dead letters are listed, shown with every
+ * attempt and replayed once (client and CLI); queue limits are set and read
+ * (CLI); bad input to the new RPCs is INVALID_ARGUMENT naming the field.
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CancelledError, createWorker, NonRetryableError, type DeliveredRunInfo, type TimelaneClient, type Worker } from '../../clients/index.js';
+import { timelaneV1 } from '../../clients/proto.js';
+import type { SchedulerClient } from '../../proto/gen/timelane/v1/Scheduler.js';
+import type { AdminClient } from '../../proto/gen/timelane/v1/Admin.js';
+import type { DaemonProcess } from '../../ops/local/daemon-process.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
+import { closeClient, closeGrpcClient, daemonProblems, grpcError, openClient, startDaemon, stopDaemon, waitUntil } from '../helpers/e2e.js';
+import { track, untrack } from '../helpers/tracked.js';
+
+const CLI = fileURLToPath(new URL('../../dist/clients/cli.js', import.meta.url));
+
+let db: TestDatabase;
+const prefix = redisPrefix();
+let daemon: DaemonProcess | undefined;
+let client: TimelaneClient;
+let raw: SchedulerClient;
+let rawAdmin: AdminClient;
+const workers: Worker[] = [];
+
+/** Per run id: every delivery the handler saw, and how its signal ended. */
+const seen = new Map<string, DeliveredRunInfo[]>();
+const aborted = new Map<string, unknown>();
+
+beforeAll(async () => {
+  db = await createTestDatabase(4);
+  daemon = await startDaemon({ databaseUrl: db.url, redisUrl: TEST_REDIS_URL, args: ['--member-id', 'run-life', '--redis-prefix', prefix] });
+  client = openClient(daemon.address);
+  raw = track(new (timelaneV1().Scheduler)(daemon.address, grpc.credentials.createInsecure()), 'raw scheduler');
+  rawAdmin = track(new (timelaneV1().Admin)(daemon.address, grpc.credentials.createInsecure()), 'raw admin');
+  const w = createWorker({
+    address: daemon.address,
+    queues: ['long', 'flaky', 'doomed'],
+    concurrency: 20,
+    workerId: 'life-worker',
+    handler: async (run, ctx) => {
+      seen.set(run.runId, [...(seen.get(run.runId) ?? []), run]);
+      const payload = JSON.parse(run.payload.toString()) as { kind: string };
+      if (payload.kind === 'long') {
+        // Works until told to stop.
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        aborted.set(run.runId, ctx.signal.reason);
+        ctx.signal.throwIfAborted();
+      } else if (payload.kind === 'flaky') {
+        if (run.attempt === 1) {
+          ctx.heartbeat(0.5, Buffer.from('row=500'));
+          await new Promise((r) => setTimeout(r, 100)); // the heartbeat is written before the Fail
+          throw new Error('flaky: lost connection');
+        }
+      } else if (payload.kind === 'doomed') {
+        throw new NonRetryableError(`doomed: card declined (${run.attempt})`);
+      }
+    },
+  });
+  workers.push(track(w, 'life worker'));
+});
+
+afterAll(async () => {
+  for (const w of workers) {
+    await w.close();
+    untrack(w);
+  }
+  closeGrpcClient(raw);
+  untrack(raw);
+  closeGrpcClient(rawAdmin);
+  untrack(rawAdmin);
+  closeClient(client);
+  await stopDaemon(daemon);
+  await deleteRedisPrefix(prefix);
+  await db?.drop();
+});
+
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args, '--address', daemon!.address], { timeout: 30_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('cancel while running', () => {
+  it("CancelJob aborts the handler's signal with a CancelledError; the run ends cancelled and is not redelivered", async () => {
+    const { job, run } = await client.schedule({ queue: 'long', payload: { kind: 'long' }, leaseMs: 2_000 });
+    expect(await waitUntil(() => seen.has(run.id), 5_000)).toBe(true);
+    const res = await client.cancelJob(job.id);
+    expect(res.job.status).toBe('cancelled');
+    expect(await waitUntil(() => aborted.has(run.id), 5_000)).toBe(true);
+    expect(aborted.get(run.id)).toBeInstanceOf(CancelledError);
+    expect(await waitUntil(async () => (await client.getRun(run.id)).status === 'cancelled', 5_000)).toBe(true);
+    await new Promise((r) => setTimeout(r, 2_500)); // past the lease: no redelivery
+    expect(seen.get(run.id)).toHaveLength(1);
+    const after = await client.getRun(run.id);
+    expect(after.cancelRequestedAtMs).toBeGreaterThan(0);
+    expect(after.attempt).toBe(1);
+  });
+});
+
+describe('checkpoints', () => {
+  it('the retry of a failed attempt receives the checkpoint and progress the attempt heartbeated', async () => {
+    const { run } = await client.schedule({ queue: 'flaky', payload: { kind: 'flaky' }, retry: { initialBackoffMs: 50, maxBackoffMs: 50 } });
+    let retry: DeliveredRunInfo | undefined;
+    expect(
+      await waitUntil(() => {
+        retry = [...seen.values()].flat().find((d) => d.jobId === seen.get(run.id)?.[0]?.jobId && d.attempt === 2);
+        return retry !== undefined;
+      }, 10_000),
+    ).toBe(true);
+    expect(seen.get(run.id)![0].checkpoint.length).toBe(0);
+    expect(retry!.checkpoint.toString()).toBe('row=500');
+    expect(retry!.progress).toBeCloseTo(0.5);
+  });
+});
+
+describe('dead letters', () => {
+  it('listed with every attempt and the worker, replayed once (client)', async () => {
+    const { run } = await client.schedule({ queue: 'doomed', payload: { kind: 'doomed' } });
+    expect(await waitUntil(async () => (await client.getRun(run.id)).status === 'dead', 10_000)).toBe(true);
+    const page = await client.listDeadRuns({ queue: 'doomed', errorContains: 'CARD DECLINED' });
+    expect(page.runs.map((r) => r.id)).toEqual([run.id]);
+    const { attempts } = await client.getRunWithAttempts(run.id);
+    expect(attempts.map((a) => [a.attempt, a.status, a.workerId])).toEqual([[1, 'dead', 'life-worker']]);
+    expect(attempts[0].error).toContain('card declined');
+    const first = await client.replayRuns({ runIds: [run.id] });
+    expect(first.replayed).toHaveLength(1);
+    expect((await client.replayRuns({ runIds: [run.id] })).skippedRunIds).toEqual([run.id]);
+    const replay = await client.getRun(first.replayed[0].newRunId);
+    expect(replay).toMatchObject({ origin: 'replay', replayOf: run.id });
+  });
+
+  it('the CLI lists and replays by filter', async () => {
+    const { run } = await client.schedule({ queue: 'doomed', payload: { kind: 'doomed' }, dedupeKey: 'cli-doomed' });
+    expect(await waitUntil(async () => (await client.getRun(run.id)).status === 'dead', 10_000)).toBe(true);
+    const listed = await cli('dead', '--queue', 'doomed', '--error', 'declined');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(run.id);
+    expect(listed.stdout).toContain('life-worker');
+    const replayed = await cli('replay', '--queue', 'doomed', '--error', 'declined', '--json');
+    expect(replayed.code).toBe(0);
+    const res = JSON.parse(replayed.stdout) as { replayed: { deadRunId: string }[] };
+    expect(res.replayed.map((r) => r.deadRunId)).toContain(run.id);
+    const bad = await cli('replay');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('give run ids, or filters');
+  });
+});
+
+describe('queue limits (CLI)', () => {
+  it('sets, lists and removes a limit', async () => {
+    const set = await cli('limits', 'payments', '--max-in-flight', '50', '--per-second', '200');
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain('max in flight 50');
+    const listed = await cli('limits', '--json');
+    expect(JSON.parse(listed.stdout)).toEqual([{ queue: 'payments', maxInFlight: 50, maxPerSecond: 200 }]);
+    expect((await cli('limits', 'payments')).code).toBe(0);
+    expect(await client.listQueueLimits()).toEqual([]);
+  });
+});
+
+describe('bad input', () => {
+  const call = <Req, Res>(fn: (req: Req, cb: (err: grpc.ServiceError | null, res?: Res) => void) => unknown, req: Req) =>
+    new Promise<Res>((resolve, reject) => fn(req, (err, res) => (err ? reject(err) : resolve(res as Res))));
+
+  it.each([
+    ['ListDeadRuns page_token', () => call(raw.listDeadRuns.bind(raw), { pageToken: 'nope' }), 'page_token'],
+    ['ListDeadRuns until before since', () => call(raw.listDeadRuns.bind(raw), { sinceMs: 2_000, untilMs: 1_000 }), 'until_ms'],
+    ['ListDeadRuns error_contains with U+0000', () => call(raw.listDeadRuns.bind(raw), { errorContains: 'a\u0000b' }), 'error_contains'],
+    ['ReplayRuns neither ids nor filter', () => call(raw.replayRuns.bind(raw), {}), 'run_ids'],
+    ['ReplayRuns both', () => call(raw.replayRuns.bind(raw), { runIds: ['1'], filter: {} }), 'run_ids'],
+    ['ReplayRuns bad id', () => call(raw.replayRuns.bind(raw), { runIds: ['x'] }), 'run_ids[0]'],
+    ['SetQueueLimits bad queue', () => call(rawAdmin.setQueueLimits.bind(rawAdmin), { limits: { queue: 'bad queue', maxInFlight: 1 } }), 'limits.queue'],
+    ['SetQueueLimits no limits', () => call(rawAdmin.setQueueLimits.bind(rawAdmin), {}), 'limits'],
+  ])('%s → INVALID_ARGUMENT naming the field', async (_name, send, field) => {
+    const err = await grpcError(send());
+    expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(err.details).toContain(field);
+    expect(daemonProblems(daemon!)).toEqual([]);
+  });
+});
