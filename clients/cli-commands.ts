@@ -164,7 +164,7 @@ export function registerClientCommands(program: Command): void {
     );
 
   connectionOptions(program.command('cancel <jobId>'))
-    .description('cancel a job that has not fired')
+    .description('cancel a job: runs not fired never fire, a running one is asked to stop')
     .action((jobId: string, opts: ConnectionOptions) =>
       withClient(opts, async (client) => {
         const res = await client.cancelJob(jobId);
