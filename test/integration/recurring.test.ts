@@ -258,3 +258,24 @@ describe('no occurrence twice', () => {
     expect((await runsOf(jobId)).filter((r) => r.nominal_at_ms === nominal)).toHaveLength(1);
   });
 });
+
+describe('pause on failure', () => {
+  it('a run that ends dead pauses its job and takes back the occurrences made but not fired', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(400, { pauseOnFailure: true }));
+    await waitFor(() => deliveredOf(p, jobId).length >= 1, 5_000, 'fired');
+    const d = deliveredOf(p, jobId)[0];
+    const out = await p.engine.answers.fail({ runId: d.run.id, shard: d.run.shard, fence: d.run.fence, deliveries: d.run.deliveries, sentAtMs: d.atWallMs }, false, 'poison');
+    expect(out.status).toBe('dead');
+    const { job } = await p.scheduling.getJob(jobId);
+    expect(job.status).toBe('paused');
+    expect(job.pause_note).toContain(`run ${d.run.id} is dead`);
+    expect((await runsOf(jobId)).filter((r) => r.status === 'scheduled')).toHaveLength(0);
+    const n = deliveredOf(p, jobId).length;
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(deliveredOf(p, jobId).length).toBe(n); // nothing more fires while paused
+    // Resumed with catch-up, the job goes on from where it stopped: the withdrawn occurrences were not lost.
+    await p.recurring.resume(jobId, true);
+    await waitFor(() => deliveredOf(p, jobId).length > n, 5_000, 'fires again after resume');
+  });
+});
