@@ -1,19 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { backoffMs, type BackoffPolicy } from '../../daemon/dispatch/backoff.js';
+import { seeded } from '../helpers/seeded-random.js';
 
 const policy: BackoffPolicy = { initialBackoffMs: 100, maxBackoffMs: 5_000 };
 
-/** A deterministic PRNG (mulberry32) so the sampled checks are repeatable. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('backoffMs (exponential, full jitter, capped)', () => {
   it('the ceiling doubles per failed attempt from the initial backoff', () => {

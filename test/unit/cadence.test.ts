@@ -9,6 +9,7 @@ import {
   type DstGapPolicy,
   type DstRepeatPolicy,
 } from '../../daemon/recurring/cadence.js';
+import { seeded } from '../helpers/seeded-random.js';
 
 // Expected instants below are worked out by hand from the zones' 2026 rules:
 //   Europe/Paris        CET +1 → CEST +2 on 29 Mar at 01:00Z; back on 25 Oct at 01:00Z
@@ -35,17 +36,6 @@ function next(c: Cadence, after: string): string | null {
   return iso(nextOccurrence(c, at(after)));
 }
 
-/** A deterministic PRNG (mulberry32) so the sampled checks are repeatable. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('cron syntax', () => {
   it('six fields put seconds first: */10 fires every ten seconds, strictly after the start', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RunHeap, type WindowEntry } from '../../daemon/fast/run-heap.js';
+import { seeded as rng } from '../helpers/seeded-random.js';
 
 function entry(runId: number, deadline: number, over: Partial<WindowEntry> = {}): WindowEntry {
   return { runId, shard: 0, dueAtMs: 1_700_000_000_000 + deadline, priority: 0, deadline, ...over };
@@ -7,17 +8,6 @@ function entry(runId: number, deadline: number, over: Partial<WindowEntry> = {})
 
 const ids = (es: readonly WindowEntry[]): number[] => es.map((e) => e.runId);
 
-/** Deterministic PRNG (mulberry32) so a failing sequence can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function byFireOrder(a: WindowEntry, b: WindowEntry): number {
   return a.deadline - b.deadline || b.priority - a.priority || a.runId - b.runId;
