@@ -32,7 +32,7 @@ import { connectRedis, waitReady } from './coord/redis-client.js';
 import { MAX_CLAIMS_IN_FLIGHT } from './dispatch/claimer.js';
 import { FireEngine } from './engine/fire-engine.js';
 import { SchedulingService } from './scheduling/scheduling-service.js';
-import { LocalPermits, RedisPermits } from './dispatch/queue-limits.js';
+import { PostgresPermits, RedisPermits } from './dispatch/queue-limits.js';
 import { RecurringService } from './recurring/recurring-service.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import type { ApiContext } from './grpc/context.js';
@@ -131,8 +131,8 @@ export class Daemon {
       reapIntervalMs: cfg.reapIntervalMs,
       claimAheadMs: cfg.claimAheadMs,
       listen: clientConfig(dbOpts),
-      // Per-queue limits hold across the cluster through Redis; a daemon without Redis is alone.
-      permits: this.redis ? new RedisPermits(this.redis, cfg.redisPrefix) : new LocalPermits(),
+      // Per-queue limits hold across the cluster through Redis, else through Postgres.
+      permits: this.redis ? new RedisPermits(this.redis, cfg.redisPrefix) : new PostgresPermits(enginePools.window),
     });
     this.scheduling = new SchedulingService({
       db: this.db,

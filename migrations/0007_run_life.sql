@@ -14,7 +14,7 @@ CREATE INDEX runs_dead ON runs (queue, finished_at DESC, id DESC) WHERE status =
 
 
 -- Per-queue limits, enforced by every daemon's delivery hub across the
--- cluster (through Redis; in-process without Redis): at most
+-- cluster (through Redis; through queue_permits below without Redis): at most
 -- `max_in_flight` runs of the queue handed out and unanswered at once, and
 -- at most `max_per_second` handed out per second. 0 = no limit. Daemons
 -- re-read this table every second.
@@ -23,4 +23,21 @@ CREATE TABLE queue_limits (
   max_in_flight  int NOT NULL DEFAULT 0 CHECK (max_in_flight >= 0),
   max_per_second int NOT NULL DEFAULT 0 CHECK (max_per_second >= 0),
   updated_at     timestamptz NOT NULL DEFAULT now()
+);
+
+-- Permits of limited queues for daemons without Redis (several daemons with
+-- Postgres leases and pinned shards share them here): one row per run
+-- handed out and unanswered, lapsing at `until`; one counter per queue and
+-- second. Taken under a per-queue advisory lock (queries/limits.ts).
+CREATE UNLOGGED TABLE queue_permits (
+  queue  text NOT NULL,
+  run_id bigint NOT NULL,
+  until  timestamptz NOT NULL,
+  PRIMARY KEY (queue, run_id)
+);
+CREATE UNLOGGED TABLE queue_rate (
+  queue  text NOT NULL,
+  second bigint NOT NULL,
+  n      int NOT NULL,
+  PRIMARY KEY (queue, second)
 );

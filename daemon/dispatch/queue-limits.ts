@@ -6,9 +6,10 @@
  * A permit is taken before a run is handed to a worker stream and given back
  * when the delivery settles (answer, stream closed, cancel). Permits live in
  * Redis when the daemon has one (a sorted set of run ids per queue, scored by
- * when the permit lapses — so a daemon that dies holding permits loses them
- * at its runs' lease end — and a counter per queue and second), or in this
- * process otherwise (the embedded daemon is the only one).
+ * when the permit lapses, and a counter per queue and second), or in Postgres
+ * otherwise (unlogged tables, taken under a per-queue advisory lock: daemons
+ * with Postgres leases and pinned shards share them). A permit lapses on its
+ * own, so a daemon that dies holding permits does not hold them forever.
  *
  * The limits themselves are rows of `queue_limits`, re-read every second by
  * `QueueLimitsCache`; a queue without a row is not limited and costs nothing.
@@ -16,7 +17,8 @@
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/pool.js';
 import { query } from '../db/pool.js';
-import { CLEAR_QUEUE_LIMITS, LIST_QUEUE_LIMITS, SET_QUEUE_LIMITS, type QueueLimitsRow } from '../db/queries/limits.js';
+import { ACQUIRE_PERMIT, CLEAR_QUEUE_LIMITS, LOCK_QUEUE_PERMITS, LIST_QUEUE_LIMITS, RELEASE_PERMIT, SET_QUEUE_LIMITS, type QueueLimitsRow } from '../db/queries/limits.js';
+import { transaction } from '../db/pool.js';
 import type { Logger } from '../log.js';
 
 export interface QueueLimit {
@@ -78,7 +80,24 @@ export class RedisPermits implements PermitStore {
   }
 }
 
-/** Permits in this process: for a daemon without Redis (it is the only one). */
+/** Permits in Postgres: for daemons without Redis. */
+export class PostgresPermits implements PermitStore {
+  constructor(private readonly db: Db) {}
+
+  async acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<true | Refusal> {
+    const { rows } = await transaction(this.db, async (tx) => {
+      await query(tx, LOCK_QUEUE_PERMITS, [queue]);
+      return query<{ v: 'ok' | Refusal }>(tx, ACQUIRE_PERMIT, [queue, runId, Math.floor(nowMs), Math.floor(untilMs), limit.maxInFlight, limit.maxPerSecond]);
+    });
+    return rows[0]?.v === 'ok' ? true : (rows[0]?.v ?? 'in_flight');
+  }
+
+  async release(queue: string, runId: number): Promise<void> {
+    await query(this.db, RELEASE_PERMIT, [queue, runId]);
+  }
+}
+
+/** Permits in this process: for an in-process engine alone on its queues (tests). */
 export class LocalPermits implements PermitStore {
   private readonly inFlight = new Map<string, Map<number, number>>();
   private readonly rate = new Map<string, { second: number; n: number }>();
