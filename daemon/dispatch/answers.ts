@@ -26,6 +26,7 @@ import {
 import { TimelaneError, failedPrecondition, notFound } from '../errors.js';
 import { backoffMs } from './backoff.js';
 import { CompleteBatcher } from './complete-batcher.js';
+import { PAUSE_ON_FAILURE, WITHDRAW_OCCURRENCES } from '../db/queries/recurring.js';
 import type { HandOff, KnownHandOff, RunRef } from '../run-ref.js';
 
 /**
@@ -83,6 +84,8 @@ export class Answers {
       const wait = backoffMs(p.attempt, { initialBackoffMs: p.initial_backoff_ms, maxBackoffMs: p.max_backoff_ms });
       const { rows } = await query<{
         status: FailOutcome['status'];
+        job_id: string;
+        pause_on_failure: boolean;
         retry_id: number | null;
         retry_shard: number | null;
         retry_priority: number | null;
@@ -95,6 +98,11 @@ export class Answers {
           ? { runId: row.retry_id, shard: row.retry_shard ?? r.shard, priority: row.retry_priority ?? 0, dueAtMs: row.retry_due_at_ms ?? 0 }
           : null;
       if (retry) route = await this.router.inTransaction(tx, [retry]);
+      if (row.status === 'dead' && row.pause_on_failure) {
+        // The job's lock first: occurrences a materialiser pass just made are then seen, and taken back.
+        const paused = await query(tx, PAUSE_ON_FAILURE, [row.job_id, r.runId]);
+        if (paused.rowCount === 1) await query(tx, WITHDRAW_OCCURRENCES, [row.job_id, false]);
+      }
       return { status: row.status, retry };
     })));
     if (!out) return refuse(this.db, r);

@@ -31,8 +31,10 @@ const PERMIT_MAX_MS = 3_600_000;
 
 /** A delivery in flight on a stream: its reference, and when it was handed to the stream. */
 export interface DeliveryIdentity extends KnownHandOff {
-  /** The run's queue (its limit's permit is given back when it settles). */
+  /** The run's queue. */
   queue: string;
+  /** Handed out under a queue permit, given back when the delivery settles. */
+  permit: boolean;
   /** Wall-clock epoch ms of the hand-off to the stream: the run's recorded `fired_at`. */
   sentAtMs: number;
   /** Whether `sentAtMs` has been written to Postgres already (see takeUnrecorded). */
@@ -159,6 +161,11 @@ export class DeliveryHub {
     return { told: false, parked: null };
   }
 
+  /** A run ended without its worker's answer (cancelled at its lease end): its credit and permit are free. */
+  drop(runId: number): void {
+    for (const st of this.forget(runId)) for (const q of st.sink.queues) this.pump(q);
+  }
+
   /** Hands a claimed run to a stream with credit, or parks it until one has. */
   deliver(run: FiredRunRow): void {
     if (this.holdsNewer(run)) return; // an older copy arriving late (e.g. released as the reaper redelivered)
@@ -259,9 +266,9 @@ export class DeliveryHub {
     return undefined;
   }
 
-  private send(st: StreamState, run: FiredRunRow): void {
+  private send(st: StreamState, run: FiredRunRow, permit = false): void {
     const sentAtMs = this.wallNow();
-    st.inFlight.set(run.id, identityOf(run, sentAtMs));
+    st.inFlight.set(run.id, identityOf(run, sentAtMs, permit));
     st.sink.send(run, sentAtMs);
     this.onSent?.(run);
   }
@@ -294,7 +301,7 @@ export class DeliveryHub {
       for (;;) {
         const q = this.ready.get(queue);
         const limit = gate.limitOf(queue);
-        if (!q || q.size === 0) return;
+        if (!q || q.size === 0) return; // (re-read each turn: takeParked may have emptied it)
         const st = this.pick(queue);
         if (!st) return; // resumed by settle()/register() → pump()
         if (!limit) {
@@ -316,26 +323,28 @@ export class DeliveryHub {
           continue;
         }
         const target = this.pick(queue);
-        if (q.get(run.id) !== run || !target) {
+        if (this.ready.get(queue) !== q || q.get(run.id) !== run || !target) {
           gate.release(queue, run.id); // it left meanwhile (redelivered, cancelled), or credit is gone
           continue;
         }
         q.delete(run.id);
         this.readyCount--;
-        if (this.renewLease && leaseRunDown(run, Date.now())) this.sendRenewed(target, run);
-        else this.send(target, run);
+        if (this.renewLease && leaseRunDown(run, Date.now())) this.sendRenewed(target, run, true);
+        else this.send(target, run, true);
       }
     };
     void step().finally(() => this.permitting.delete(queue));
   }
 
+  /** Gives a delivery's permit back, whether or not its queue is still limited. */
   private releasePermit(d: DeliveryIdentity): void {
-    if (this.gate?.limitOf(d.queue)) this.gate.release(d.queue, d.runId);
+    if (d.permit) this.gate?.release(d.queue, d.runId);
+    d.permit = false;
   }
 
   /** Sends a run that waited for credit once its lease has restarted; the credit is held meanwhile. */
-  private sendRenewed(st: StreamState, run: FiredRunRow): void {
-    const identity = identityOf(run, this.wallNow());
+  private sendRenewed(st: StreamState, run: FiredRunRow, permit = false): void {
+    const identity = identityOf(run, this.wallNow(), permit);
     // Not handed out yet: the hand-off recorder must not write a time before the send.
     identity.recorded = true;
     st.inFlight.set(run.id, identity);
@@ -363,8 +372,8 @@ export class DeliveryHub {
   }
 }
 
-function identityOf(run: FiredRunRow, sentAtMs: number): DeliveryIdentity {
-  return { runId: run.id, shard: run.shard, queue: run.queue, fence: run.fence, deliveries: run.deliveries, sentAtMs, recorded: false };
+function identityOf(run: FiredRunRow, sentAtMs: number, permit: boolean): DeliveryIdentity {
+  return { runId: run.id, shard: run.shard, queue: run.queue, permit, fence: run.fence, deliveries: run.deliveries, sentAtMs, recorded: false };
 }
 
 /**

@@ -27,6 +27,8 @@ export class RedeliveryReaper {
     private readonly metrics: Metrics,
     private readonly log: Logger,
     private readonly intervalMs: number,
+    /** Runs asked to stop that ended cancelled at their lease end (the hub frees their credit). */
+    private readonly ended: (runIds: number[]) => void = () => undefined,
   ) {}
 
   start(): void {
@@ -50,7 +52,10 @@ export class RedeliveryReaper {
 
   private async reap(): Promise<void> {
     const held = heldFences(this.fences);
-    if (held.shards.length > 0) await query(this.db, EXPIRE_CANCELLED, [held.shards, held.fences]);
+    if (held.shards.length > 0) {
+      const { rows } = await query<{ id: number }>(this.db, EXPIRE_CANCELLED, [held.shards, held.fences]);
+      if (rows.length > 0) this.ended(rows.map((r) => r.id));
+    }
     for (;;) {
       const { shards, fences } = heldFences(this.fences);
       if (shards.length === 0) return;

@@ -174,7 +174,9 @@ export class FireEngine {
       intervalMs: opts.loadIntervalMs,
       lateToleranceMs: OCCURRENCE_LATE_AFTER_MS,
     });
-    this.reaper = new RedeliveryReaper(pools.window, fences, (run) => this.hub.deliver(run), metrics, log, opts.reapIntervalMs);
+    this.reaper = new RedeliveryReaper(pools.window, fences, (run) => this.hub.deliver(run), metrics, log, opts.reapIntervalMs, (ids) =>
+      ids.forEach((id) => this.hub.drop(id)),
+    );
     this.listener = opts.listen
       ? new NearDueListener({
           clientConfig: opts.listen,

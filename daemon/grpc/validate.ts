@@ -291,18 +291,22 @@ export function jobUpdate(req: UpdateJobRequest__Output, nowMs: number, limits: 
   return { recurrence, payload, priority, retry, leaseMs };
 }
 
+/** 9999-12-31T23:59:59.999Z: the latest instant a Postgres timestamp takes from epoch ms here. */
+const MAX_EPOCH_MS = 253_402_300_799_999;
+
 /** ListDeadRuns' filter (also ReplayRuns' filter, prefixed "filter."). */
 export function deadRunsFilter(p: string, req: ListDeadRunsRequest__Output, limit: number): DeadRunsFilter {
   const since = int64(`${p}since_ms`, req.sinceMs);
   const until = int64(`${p}until_ms`, req.untilMs);
-  if (since < 0) throw invalidArgument(`${p}since_ms`, 'must be epoch ms >= 0');
-  if (until < 0) throw invalidArgument(`${p}until_ms`, 'must be epoch ms >= 0');
+  if (since < 0 || since > MAX_EPOCH_MS) throw invalidArgument(`${p}since_ms`, 'must be epoch ms, 0..253402300799999');
+  if (until < 0 || until > MAX_EPOCH_MS) throw invalidArgument(`${p}until_ms`, 'must be epoch ms, 0..253402300799999');
   if (since > 0 && until > 0 && until <= since) throw invalidArgument(`${p}until_ms`, 'must be after since_ms');
   const err = req.errorContains ? noteText(`${p}error_contains`, req.errorContains, 256) : null;
   let after: DeadRunsFilter['after'] = null;
   if (req.pageToken) {
-    const m = /^(\d{1,16}):(\d{1,16})$/.exec(req.pageToken);
-    if (!m) throw invalidArgument(`${p}page_token`, 'is not a token this server issued');
+    const m = /^(\d{1,15}):(\d{1,16})$/.exec(req.pageToken);
+    // Epoch ms up to 9999-12-31 (what a timestamp holds), ids in the safe range.
+    if (!m || Number(m[1]) > MAX_EPOCH_MS || !Number.isSafeInteger(Number(m[2]))) throw invalidArgument(`${p}page_token`, 'is not a token this server issued');
     after = { finishedAtMs: Number(m[1]), id: Number(m[2]) };
   }
   return {

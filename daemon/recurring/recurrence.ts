@@ -13,6 +13,8 @@
  * overdue by at most the catch-up window ⇒ it fires now (fire_all: the latest
  * `maxRuns` of them; fire_once: only the latest); everything else overdue is
  * missed: counted, and recorded as a 'missed' run up to MISSED_ROWS_PER_PASS.
+ * An interval rule's overdue occurrences are counted arithmetically; a cron
+ * rule's are walked, WALK_BUDGET a pass, the rest in the next passes.
  */
 import { nextOccurrence, jitterMs, type Cadence } from './cadence.js';
 
@@ -63,8 +65,8 @@ export interface Plan {
 export const MISSED_ROWS_PER_PASS = 100;
 /** Most runs one pass makes for one job: a pass stays small, the next continues. */
 export const MAX_RUNS_PER_PASS = 1_000;
-/** Occurrences walked to count a long outage's misses before skipping to the window. */
-const MAX_MISSED_WALK = 100_000;
+/** Overdue cron occurrences walked per pass and job (an interval rule is counted, not walked). */
+const WALK_BUDGET = 2_000;
 
 /** A new job's first occurrence: the first at or after its start and after `nowMs` (a new job has nothing to catch up). */
 export function firstOccurrence(r: Recurrence, nowMs: number): number | null {
@@ -97,27 +99,50 @@ export function planOccurrences(job: RecurringJobState, nowMs: number, horizonMs
   const lateBefore = nowMs - toleranceMs;
   if (t !== null && t < lateBefore) {
     const windowStart = nowMs - r.catchUp.windowMs;
-    let walked = 0;
-    while (t !== null && t < windowStart && walked < MAX_MISSED_WALK) {
-      if (plan.missed < MISSED_ROWS_PER_PASS) plan.runs.push({ nominalMs: t, dueMs: t, status: 'missed' });
-      plan.missed++;
-      walked++;
-      t = within(r, nextOccurrence(r.cadence, t));
-    }
-    // A very long outage: skip to the window (the count stops at MAX_MISSED_WALK).
-    if (t !== null && t < windowStart) t = within(r, nextOccurrence(r.cadence, windowStart - 1));
-    const candidates: number[] = [];
-    while (t !== null && t < lateBefore) {
-      candidates.push(t);
-      t = within(r, nextOccurrence(r.cadence, t));
-    }
     const keep = r.catchUp.mode === 'fire_once' ? 1 : r.catchUp.maxRuns;
-    const fire = Math.min(keep, candidates.length, Math.max(0, limitLeft()));
-    for (let k = 0; k < candidates.length - fire; k++) {
-      if (plan.missed < MISSED_ROWS_PER_PASS) plan.runs.push({ nominalMs: candidates[k], dueMs: candidates[k], status: 'missed' });
+    const miss = (nominalMs: number): void => {
+      if (plan.missed < MISSED_ROWS_PER_PASS) plan.runs.push({ nominalMs, dueMs: nominalMs, status: 'missed' });
       plan.missed++;
+    };
+    const c = r.cadence;
+    if (c.kind === 'interval') {
+      // Arithmetic, however long the outage: occurrences are t, t + every, …
+      const last = (before: number): number => (r.endAtMs !== null ? Math.min(before - 1, r.endAtMs) : before - 1);
+      const count = (from: number, before: number): number => (last(before) < from ? 0 : Math.floor((last(before) - from) / c.everyMs) + 1);
+      const old = count(t, windowStart);
+      for (let k = 0; k < Math.min(old, MISSED_ROWS_PER_PASS); k++) miss(t + k * c.everyMs);
+      plan.missed += Math.max(0, old - MISSED_ROWS_PER_PASS);
+      t = within(r, t + old * c.everyMs);
+      const recent = t === null ? 0 : count(t, lateBefore);
+      const fire = Math.min(keep, recent, Math.max(0, limitLeft()));
+      for (let k = 0; k < recent - fire; k++) miss(t! + k * c.everyMs);
+      for (let k = recent - fire; k < recent; k++) schedule(t! + k * c.everyMs);
+      if (t !== null) t = within(r, t + recent * c.everyMs);
+    } else {
+      // A cron rule is walked, at most WALK_BUDGET occurrences a pass: a long
+      // outage is caught up over several passes (next_fire_at records where),
+      // never in one that stalls the event loop.
+      let walked = 0;
+      while (t !== null && t < windowStart) {
+        if (walked++ >= WALK_BUDGET) return { ...plan, nextFireAtMs: t };
+        miss(t);
+        t = within(r, nextOccurrence(c, t));
+      }
+      const candidates: number[] = [];
+      const budget = Math.max(WALK_BUDGET, 2 * keep);
+      while (t !== null && t < lateBefore) {
+        if (candidates.length >= budget) {
+          // More overdue than a pass walks: the oldest cannot be among the `keep` latest.
+          for (const m of candidates) miss(m);
+          return { ...plan, nextFireAtMs: t };
+        }
+        candidates.push(t);
+        t = within(r, nextOccurrence(c, t));
+      }
+      const fire = Math.min(keep, candidates.length, Math.max(0, limitLeft()));
+      for (let k = 0; k < candidates.length - fire; k++) miss(candidates[k]);
+      for (const m of candidates.slice(candidates.length - fire)) schedule(m);
     }
-    for (const c of candidates.slice(candidates.length - fire)) schedule(c);
   }
 
   // 2. On time: everything due by the horizon, within the limit.

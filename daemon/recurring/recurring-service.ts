@@ -188,9 +188,10 @@ export class RecurringService {
       if (job.kind === 'once') throw failedPrecondition(`job ${jobId} is one-shot: only recurring jobs pause (CancelJob or RescheduleJob it)`);
       if (job.status !== 'active') throw failedPrecondition(`job ${jobId} is ${job.status}, not active`);
       await query(tx, PAUSE_JOB, [jobId, note]);
-      return this.withdraw(tx, jobId);
+      return this.withdraw(tx, jobId, false);
     });
-    return { job: await this.job(jobId), withdrawn };
+    this.forget(withdrawn);
+    return { job: await this.job(jobId), withdrawn: withdrawn.length };
   }
 
   /** Paused → active: from the next occurrence after now, or (catchUp) from where it stopped, by its catch-up rule. */
@@ -200,17 +201,21 @@ export class RecurringService {
       if (job.status !== 'paused') throw failedPrecondition(`job ${jobId} is ${job.status}, not paused`);
       const rule = storedRecurrence(job.recurrence);
       const now = this.deps.wallNow();
-      const next = catchUp ? null : firstOccurrence(rule, now);
-      await query(tx, RESUME_JOB, [jobId, next]);
+      await query(tx, RESUME_JOB, [jobId, catchUp ? null : firstOccurrence(rule, now), catchUp]);
       afterCommit = await this.makeDue(tx, jobId);
     });
     afterCommit?.();
     return this.job(jobId);
   }
 
-  /** New settings; a new rule (or priority) re-makes the occurrences not fired yet. */
+  /**
+   * New settings. A new rule re-makes the occurrences due later than now
+   * (those due already fire by the old rule); a new priority applies to the
+   * runs waiting to fire.
+   */
   async update(jobId: string, u: JobUpdate): Promise<JobRow> {
     let afterCommit: (() => void) | undefined;
+    let withdrawn: number[] = [];
     await this.inJob(jobId, async (tx, job) => {
       if (job.status === 'cancelled' || job.status === 'dead') throw failedPrecondition(`job ${jobId} is ${job.status}`);
       if (u.recurrence && job.kind === 'once') throw invalidArgument('recurrence', `job ${jobId} is one-shot; schedule a recurring job instead`);
@@ -218,8 +223,8 @@ export class RecurringService {
         throw invalidArgument('recurrence', `job ${jobId} is a ${job.kind} job; its cadence stays ${job.kind} (schedule a new job to change it)`);
       }
       if (u.recurrence && job.status === 'completed' && job.kind === 'once') throw failedPrecondition(`job ${jobId} is completed`);
-      const remake = job.kind !== 'once' && (u.recurrence !== null || u.priority !== null);
-      if (remake) await this.withdraw(tx, jobId);
+      const remake = job.kind !== 'once' && u.recurrence !== null;
+      if (remake) withdrawn = await this.withdraw(tx, jobId, true);
       const rule = u.recurrence ?? (job.kind !== 'once' ? storedRecurrence(job.recurrence) : null);
       const next = remake && rule ? firstOccurrence(rule, this.deps.wallNow()) : null;
       const { rowCount } = await query(tx, UPDATE_JOB, [
@@ -239,6 +244,7 @@ export class RecurringService {
       if (u.priority !== null) await query(tx, REPRIORITISE_RUNS, [jobId, u.priority]);
       if (remake && job.status === 'active') afterCommit = await this.makeDue(tx, jobId);
     });
+    this.forget(withdrawn);
     afterCommit?.();
     return this.job(jobId);
   }
@@ -302,11 +308,15 @@ export class RecurringService {
     });
   }
 
-  /** Takes back a job's occurrences made but not fired; returns how many. */
-  private async withdraw(tx: Queryable, jobId: string): Promise<number> {
-    const { rows } = await query<{ id: number; shard: number }>(tx, WITHDRAW_OCCURRENCES, [jobId]);
-    for (const r of rows) this.deps.forgetRun(r.id);
-    return rows.length;
+  /** Takes back a job's occurrences made but not fired (only those due later than now: `onlyFuture`); returns their ids. */
+  private async withdraw(tx: Queryable, jobId: string, onlyFuture: boolean): Promise<number[]> {
+    const { rows } = await query<{ id: number; shard: number }>(tx, WITHDRAW_OCCURRENCES, [jobId, onlyFuture]);
+    return rows.map((r) => r.id);
+  }
+
+  /** After commit: withdrawn runs leave memory (before it, a rollback would leave them out of it). */
+  private forget(runIds: readonly number[]): void {
+    for (const id of runIds) this.deps.forgetRun(id);
   }
 
   /** Makes the job's occurrences due within the window, in `tx` (after a resume or an update). */

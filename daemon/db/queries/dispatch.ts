@@ -63,15 +63,19 @@ RETURNING ${FIRED_COLUMNS}`;
 
 /**
  * expireCancelled — fired runs whose worker was asked to stop and never
- * answered within the lease: fired → cancelled (never redelivered).
- * $1 shards int[], $2 fences int8[]. Returns their ids.
+ * answered in time: fired → cancelled, never redelivered. In time: within the
+ * lease (AT_LEAST_ONCE), or within the job's lease after the cancel request
+ * (AT_MOST_ONCE runs have no lease). $1 shards int[], $2 fences int8[].
+ * Returns their ids (the hub drops them).
  */
 export const EXPIRE_CANCELLED = `
 UPDATE runs r SET status = 'cancelled', finished_at = now(), lease_expires_at = NULL
 FROM (SELECT s.shard FROM shards s JOIN unnest($1::int[], $2::int8[]) AS o(shard, fence) ON s.shard = o.shard AND s.fence = o.fence
-      FOR SHARE OF s) f
+      FOR SHARE OF s) f, jobs j
 WHERE r.shard = ANY($1::int[]) AND r.shard = f.shard AND r.status = 'fired' AND r.cancel_requested_at IS NOT NULL
-  AND r.lease_expires_at IS NOT NULL AND r.lease_expires_at < now()
+  AND j.id = r.job_id AND j.shard = r.shard
+  AND ((r.lease_expires_at IS NOT NULL AND r.lease_expires_at < now())
+       OR (r.lease_expires_at IS NULL AND r.cancel_requested_at < now() - j.lease_ms * interval '1 millisecond'))
 RETURNING r.id`;
 
 /** Identity of one delivery: $1 run id, $2 fence, $3 deliveries, $7 shard. */
@@ -123,9 +127,8 @@ FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard WHERE r.id = $1
  * failRun — fired → failed with a retry run (attempt + 1, due after $6 ms),
  * or fired → dead (not retryable, or out of attempts), or fired → cancelled
  * (its worker had been asked to stop it: no retry). A dead run makes its
- * one-shot job dead; a recurring job lives on, unless it pauses on failure:
- * then it pauses and its occurrences made but not fired are taken back, as
- * PauseJob does. $1..$3 delivery, $4 retryable, $5 message, $6 backoff ms, $7
+ * one-shot job dead; a recurring job lives on (the caller pauses one that
+ * pauses on failure: `pause_on_failure`, PAUSE_ON_FAILURE). $1..$3 delivery, $4 retryable, $5 message, $6 backoff ms, $7
  * shard, $8 hand-off time (epoch ms, null = unknown), $9 worker id. The retry
  * keeps the idempotency key, nominal time and origin (the same occurrence),
  * and the last checkpoint and progress (resume from there).
@@ -145,22 +148,14 @@ WITH run_out AS (
          date_trunc('milliseconds', now() + $6::int8 * interval '1 millisecond'), idempotency_key, nominal_at, origin, checkpoint, progress
   FROM run_out WHERE status = 'failed'
   RETURNING id, shard, priority, (extract(epoch FROM due_at) * 1000)::int8 AS due_at_ms
-), withdrawn AS (
-  DELETE FROM runs w USING run_out
-  WHERE run_out.status = 'dead' AND run_out.pause_on_failure AND w.job_id = run_out.job_id AND w.shard = $7 AND w.shard = run_out.shard
-    AND w.status IN ('scheduled', 'buffered') AND w.attempt = 1 AND w.origin = 'schedule'
-  RETURNING w.id, w.nominal_at
 ), job_out AS (
-  UPDATE jobs SET status = CASE WHEN run_out.kind = 'once' THEN 'dead' ELSE 'paused' END, updated_at = now(),
-    pause_note = CASE WHEN run_out.kind = 'once' THEN jobs.pause_note ELSE 'paused on failure: run ' || run_out.id || ' is dead' END,
-    next_fire_at = least(jobs.next_fire_at, (SELECT min(nominal_at) FROM withdrawn)),
-    occurrences = jobs.occurrences - (SELECT count(*) FROM withdrawn)::int
+  UPDATE jobs SET status = 'dead', updated_at = now()
   FROM run_out WHERE jobs.id = run_out.job_id AND jobs.shard = run_out.shard AND run_out.status = 'dead' AND jobs.status = 'active'
-    AND (run_out.kind = 'once' OR run_out.pause_on_failure)
+    AND run_out.kind = 'once'
   RETURNING jobs.id
 )
-SELECT run_out.id, run_out.status, retry.id AS retry_id, retry.shard AS retry_shard,
-       retry.priority AS retry_priority, retry.due_at_ms AS retry_due_at_ms
+SELECT run_out.id, run_out.status, run_out.job_id, run_out.kind <> 'once' AND run_out.pause_on_failure AS pause_on_failure,
+       retry.id AS retry_id, retry.shard AS retry_shard, retry.priority AS retry_priority, retry.due_at_ms AS retry_due_at_ms
 FROM run_out LEFT JOIN retry ON true`;
 
 /**

@@ -15,9 +15,15 @@ const FENCED_SHARDS = `(
 
 /**
  * A run of the job `o` is running: fired (handed out, unanswered) or a
- * scheduled retry of an occurrence. What the overlap policy waits for.
+ * scheduled retry of an occurrence. What the overlap policy waits for. An
+ * AT_MOST_ONCE run has no lease and is never redelivered, so an unanswered
+ * one counts as running only for its job's lease (`leaseMs`, an SQL
+ * expression) after its claim: a worker that died with it does not hold the
+ * job back forever.
  */
-const RUNNING = (o: string): string => `${o}.origin IS NOT NULL AND (${o}.status = 'fired' OR (${o}.status = 'scheduled' AND ${o}.attempt > 1))`;
+const RUNNING = (o: string, leaseMs: string): string => `${o}.origin IS NOT NULL AND (
+      (${o}.status = 'fired' AND (${o}.lease_expires_at IS NOT NULL OR ${o}.claimed_at > now() - ${leaseMs} * interval '1 millisecond'))
+      OR (${o}.status = 'scheduled' AND ${o}.attempt > 1))`;
 
 /**
  * The run `o` holds back the run `r` of the same job: `o` is running, or `o`
@@ -25,7 +31,7 @@ const RUNNING = (o: string): string => `${o}.origin IS NOT NULL AND (${o}.status
  * or promoted from it and not claimed yet) — so occurrences start in order,
  * one at a time, and a new one never overtakes a buffered one.
  */
-const HOLDS_BACK = (o: string, r: string): string => `${o}.id <> ${r}.id AND (${RUNNING(o)}
+const HOLDS_BACK = (o: string, r: string): string => `${o}.id <> ${r}.id AND (${RUNNING(o, 'j.lease_ms')}
       OR (${o}.origin IS NOT NULL AND ${o}.status IN ('scheduled', 'buffered') AND ${o}.due_at <= now()
           AND (coalesce(${o}.nominal_at, ${o}.due_at), ${o}.id) < (coalesce(${r}.nominal_at, ${r}.due_at), ${r}.id)))`;
 
@@ -87,7 +93,8 @@ export const INSERT_OCCURRENCES = `
 INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, nominal_at, origin, idempotency_key, finished_at)
 SELECT o.job_id, o.shard, j.queue, j.priority, 1, o.status, to_timestamp(o.due_ms::float8 / 1000),
        to_timestamp(o.nominal_ms::float8 / 1000), $6::text,
-       o.job_id || ':' || coalesce(o.nominal_ms::text, o.due_ms::text || ':' || $6::text),
+       -- An occurrence's key is its nominal time; a trigger's is unique (two may share a millisecond).
+       o.job_id || ':' || coalesce(o.nominal_ms::text, $6::text || ':' || gen_random_uuid()::text),
        CASE WHEN o.status = 'missed' THEN now() END
 FROM unnest($1::uuid[], $2::int[], $3::int8[], $4::int8[], $5::text[]) WITH ORDINALITY AS o(job_id, shard, nominal_ms, due_ms, status, ord)
 JOIN jobs j ON j.id = o.job_id AND j.shard = o.shard
@@ -143,8 +150,12 @@ WHERE j.id = p.id AND j.shard = p.shard AND j.status = 'active'
 export const OVERLAP_BLOCKED = `
 UPDATE runs r SET status = CASE
     WHEN j.overlap IN ('buffer_all', 'cancel_other') THEN 'buffered'
+    -- buffer_one: only when none waits yet, and only the oldest of the runs held back together.
     WHEN j.overlap = 'buffer_one'
-      AND NOT EXISTS (SELECT 1 FROM runs q WHERE q.job_id = r.job_id AND q.shard = ANY($2::int[]) AND q.status = 'buffered') THEN 'buffered'
+      AND NOT EXISTS (SELECT 1 FROM runs q WHERE q.job_id = r.job_id AND q.shard = ANY($2::int[]) AND q.status = 'buffered')
+      AND NOT EXISTS (SELECT 1 FROM runs q2 WHERE q2.id = ANY($1::int8[]) AND q2.shard = ANY($2::int[]) AND q2.job_id = r.job_id
+                      AND q2.status = 'scheduled' AND (coalesce(q2.nominal_at, q2.due_at), q2.id) < (coalesce(r.nominal_at, r.due_at), r.id))
+      THEN 'buffered'
     ELSE 'skipped' END,
   finished_at = CASE WHEN j.overlap = 'skip' THEN now() END
 FROM ${FENCED_SHARDS} f, jobs j
@@ -184,10 +195,12 @@ SELECT id FROM running`;
 export const PROMOTE_BUFFERED = `
 WITH next AS MATERIALIZED (
   SELECT DISTINCT ON (b.job_id) b.id FROM runs b
+  JOIN jobs j ON j.id = b.job_id AND j.shard = b.shard
   WHERE b.shard = ANY($2::int[]) AND b.status = 'buffered'
     AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.job_id = b.job_id AND o.shard = ANY($2::int[])
-                    AND (${RUNNING('o')} OR (o.origin IS NOT NULL AND o.status = 'scheduled' AND o.due_at <= now())))
-  ORDER BY b.job_id, b.nominal_at NULLS LAST, b.id
+                    AND (${RUNNING('o', 'j.lease_ms')} OR (o.origin IS NOT NULL AND o.status = 'scheduled' AND o.due_at <= now())))
+  -- The claim's order (HOLDS_BACK): a trigger or replay has no nominal time, its due time stands in.
+  ORDER BY b.job_id, coalesce(b.nominal_at, b.due_at), b.id
   LIMIT $1)
 UPDATE runs r SET status = 'scheduled', due_at = greatest(r.due_at, date_trunc('milliseconds', now()))
 FROM next n, ${FENCED_SHARDS} f
@@ -207,14 +220,28 @@ WHERE id = $1 AND status = 'active' AND kind <> 'once'
 RETURNING id`;
 
 /**
+ * pauseOnFailure — an active recurring job → paused, because run $2 ended
+ * dead. $1 job id. Takes the job's row lock (after any materialiser pass on
+ * it), so a WITHDRAW_OCCURRENCES that follows in the same transaction sees
+ * every occurrence made. Returns the id when it changed.
+ */
+export const PAUSE_ON_FAILURE = `
+UPDATE jobs SET status = 'paused', pause_note = 'paused on failure: run ' || $2::int8 || ' is dead', updated_at = now()
+WHERE id = $1 AND status = 'active' AND kind <> 'once'
+RETURNING id`;
+
+/**
  * withdrawOccurrences — occurrences made but not fired are taken back (they
  * never happened): the job's next occurrence goes back to the earliest of
- * them, and they no longer count toward the limit. $1 job id. Returns the
- * withdrawn run ids with their shard.
+ * them, and they no longer count toward the limit. $1 job id, $2 only those
+ * due later than now (an UpdateJob: what is due already fires by the old
+ * rule) — else all, buffered ones too (a pause). Returns the withdrawn run
+ * ids with their shard.
  */
 export const WITHDRAW_OCCURRENCES = `
 WITH gone AS (
-  DELETE FROM runs r WHERE r.job_id = $1 AND r.status IN ('scheduled', 'buffered') AND r.attempt = 1 AND r.origin = 'schedule'
+  DELETE FROM runs r WHERE r.job_id = $1 AND r.attempt = 1 AND r.origin = 'schedule'
+    AND (r.status = 'scheduled' OR (r.status = 'buffered' AND NOT $2::bool)) AND (NOT $2::bool OR r.due_at > now())
   RETURNING r.id, r.shard, r.nominal_at
 ), job_out AS (
   UPDATE jobs j SET next_fire_at = CASE WHEN j.next_fire_at IS NULL THEN (SELECT min(nominal_at) FROM gone)
@@ -226,12 +253,14 @@ WITH gone AS (
 SELECT id, shard FROM gone`;
 
 /**
- * resumeJob — paused → active, from next occurrence $2 (epoch ms; null keeps
- * the stored one: the pause is caught up by the job's catch-up rule). $1 job id.
+ * resumeJob — paused → active. $3 true: from the stored next occurrence (the
+ * pause is caught up by the job's catch-up rule); false: from $2 (epoch ms;
+ * null: the rule has no occurrence left, and the job completes). $1 job id.
  */
 export const RESUME_JOB = `
-UPDATE jobs SET status = 'active', pause_note = NULL, updated_at = now(),
-  next_fire_at = CASE WHEN $2::int8 IS NULL THEN next_fire_at ELSE to_timestamp($2::int8 / 1000.0) END
+UPDATE jobs SET pause_note = NULL, updated_at = now(),
+  next_fire_at = CASE WHEN $3::bool THEN next_fire_at ELSE to_timestamp($2::int8 / 1000.0) END,
+  status = CASE WHEN NOT $3::bool AND $2::int8 IS NULL THEN 'completed' ELSE 'active' END
 WHERE id = $1 AND status = 'paused'
 RETURNING id`;
 
