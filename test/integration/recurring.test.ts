@@ -279,3 +279,30 @@ describe('pause on failure', () => {
     await waitFor(() => deliveredOf(p, jobId).length > n, 5_000, 'fires again after resume');
   });
 });
+
+describe('overlap edge cases', () => {
+  it('buffer_all: a buffered trigger (no nominal time) ahead of buffered occurrences does not stall the job', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(600, { overlap: 'buffer_all' }));
+    await waitFor(() => deliveredOf(p, jobId).length === 1, 5_000, 'first occurrence running');
+    const trig = await p.recurring.trigger(jobId, false); // held back → buffered, before the occurrences that follow
+    await waitFor(async () => (await runsOf(jobId)).find((r) => r.id === trig.id)?.status === 'buffered', 5_000, 'trigger buffered');
+    await waitFor(async () => (await runsOf(jobId)).filter((r) => r.status === 'buffered').length >= 3, 5_000, 'occurrences buffered behind it');
+    // One after another, in order (the trigger by its due time), each once the previous completed.
+    for (let n = 1; n <= 3; n++) {
+      await complete(p, deliveredOf(p, jobId)[n - 1].run.id);
+      await waitFor(() => deliveredOf(p, jobId).length === n + 1, 5_000, `buffered run ${n} started`);
+    }
+    expect(deliveredOf(p, jobId)[1].run.id).toBe(trig.id);
+  });
+
+  it('skip: an at-most-once run nobody answers holds the job back only for its lease', async () => {
+    const p = await start();
+    const [s] = await p.recurring.schedule([{ ...scheduleInput(0, { queue: 'amo', delivery: 'at_most_once', leaseMs: 1_000 }), recurrence: every(400, { overlap: 'skip' }) }]);
+    await waitFor(() => deliveredOf(p, s.job.id).length === 1, 5_000, 'first fired');
+    // The recorder never answers: occurrences are skipped for about the lease, then fire again.
+    await waitFor(() => deliveredOf(p, s.job.id).length >= 2, 5_000, 'fires again after the lease');
+    const skipped = (await runsOf(s.job.id)).filter((r) => r.status === 'skipped');
+    expect(skipped.length).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -189,8 +189,9 @@ SELECT id FROM running`;
 /**
  * promoteBuffered — for each job of our fenced shards with nothing running
  * and nothing due and not yet claimed (a run promoted by the previous pass),
- * its oldest buffered run → scheduled, due now (or at its own due time if
- * later). $1 limit, $2 shards, $3 fences.
+ * its oldest buffered run → scheduled (its due time stays: the run fires at
+ * once, its order among the job's runs and its lateness are kept). $1 limit,
+ * $2 shards, $3 fences.
  */
 export const PROMOTE_BUFFERED = `
 WITH next AS MATERIALIZED (
@@ -202,7 +203,7 @@ WITH next AS MATERIALIZED (
   -- The claim's order (HOLDS_BACK): a trigger or replay has no nominal time, its due time stands in.
   ORDER BY b.job_id, coalesce(b.nominal_at, b.due_at), b.id
   LIMIT $1)
-UPDATE runs r SET status = 'scheduled', due_at = greatest(r.due_at, date_trunc('milliseconds', now()))
+UPDATE runs r SET status = 'scheduled' -- due_at stays: it was due already, and its wait is its lateness
 FROM next n, ${FENCED_SHARDS} f
 WHERE r.id = n.id AND r.shard = ANY($2::int[]) AND r.status = 'buffered' AND r.shard = f.shard
 ${OCCURRENCE_RETURNING('r.')}`;
