@@ -9,6 +9,10 @@ ALTER TABLE runs
   ADD COLUMN replay_of bigint,
   ADD COLUMN cancel_requested_at timestamptz;
 CREATE UNIQUE INDEX runs_replay_of ON runs (replay_of) WHERE replay_of IS NOT NULL;
+-- The reaper's look for runs asked to stop (EXPIRE_CANCELLED), every tick:
+-- without it the statement joined every fired run to its job (400 ms at
+-- 100,000 jobs).
+CREATE INDEX runs_cancelling ON runs (shard) WHERE status = 'fired' AND cancel_requested_at IS NOT NULL;
 -- Dead letters, newest first, per queue.
 CREATE INDEX runs_dead ON runs (queue, finished_at DESC, id DESC) WHERE status = 'dead';
 

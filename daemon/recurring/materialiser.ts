@@ -12,6 +12,11 @@
  * row; a pass racing a verb or another daemon cannot make an occurrence twice
  * (unique (job, nominal time)).
  *
+ * A job is taken once its next occurrence is within half the window and made
+ * up to the whole window (hysteresis: frequent jobs are touched every W/2,
+ * not every pass). A pass takes batches until no job is due, within a time
+ * budget.
+ *
  * States: stopped → running (start: a pass every `intervalMs`, and at once on
  * kick) → stopped. Passes never overlap.
  */
@@ -40,8 +45,8 @@ export interface MaterialiserDeps {
 
 /** Jobs per transaction. */
 const JOBS_PER_BATCH = 500;
-/** Batches per pass: the rest waits for the next pass (a few ms later under kick). */
-const BATCHES_PER_PASS = 20;
+/** A pass takes batches until no job is due, or for this long (the next pass goes on). */
+const PASS_BUDGET_MS = 2_000;
 const BUFFERED_PER_PASS = 1_000;
 
 export class Materialiser {
@@ -85,7 +90,8 @@ export class Materialiser {
 
   /** One pass over every owned shard; resolves when it is done (tests wait on it). */
   async pass(): Promise<void> {
-    for (let b = 0; b < BATCHES_PER_PASS && !this.stopped; b++) {
+    const until = performance.now() + PASS_BUDGET_MS;
+    while (!this.stopped && performance.now() < until) {
       if ((await this.batch()) < JOBS_PER_BATCH) break;
     }
     await this.promoteBuffered();
@@ -100,8 +106,12 @@ export class Materialiser {
     let missed = 0;
     const taken = await transaction(this.deps.db, async (tx) => {
       const now = this.deps.wallNow();
+      // Hysteresis: a job is taken once its next occurrence is within half the
+      // window, and then made up to the whole window — a per-second job is
+      // touched every W/2, not every pass.
       const horizon = this.deps.router.horizon();
-      const { rows } = await query<DueRecurringRow>(tx, SELECT_DUE_RECURRING, [JOBS_PER_BATCH, plainArray(shards), plainArray(fences), Math.floor(horizon)]);
+      const lowWater = now + (horizon - now) / 2;
+      const { rows } = await query<DueRecurringRow>(tx, SELECT_DUE_RECURRING, [JOBS_PER_BATCH, plainArray(shards), plainArray(fences), Math.floor(lowWater)]);
       if (rows.length === 0) return 0;
       const toMake: OccurrenceToMake[] = [];
       const plans: Plan[] = [];
