@@ -9,7 +9,6 @@
 import type { Queryable } from '../db/pool.js';
 import { query, transaction } from '../db/pool.js';
 import type { JobRow, RunRow, RunStatus } from '../db/queries/columns.js';
-import { LOCK_JOB } from '../db/queries/recurring.js';
 import { CANCEL_JOB, LIST_RUNS, RESCHEDULE_JOB, SELECT_JOB, SELECT_RUN, SELECT_RUNS_OF_JOB } from '../db/queries/jobs.js';
 import { failedPrecondition, notFound } from '../errors.js';
 import type { AfterCommit } from '../engine/router.js';
@@ -87,13 +86,15 @@ export class SchedulingService {
   async cancelJob(jobId: string, onCancelled: (runId: number, shard: number) => void): Promise<{ job: JobRow; runsCancelled: number; runsCancelling: number }> {
     let afterCommit: AfterCommit | undefined;
     const rows = await transaction(this.deps.db, async (tx) => {
-      // The job's lock first: a materialiser pass on it finishes, and what it made is seen below.
-      await query(tx, LOCK_JOB, [jobId]);
+      // No lock on the job first: runs then jobs, the order a Complete takes its locks in
+      // (the other order deadlocked with it). A materialiser pass in progress holds the
+      // job until it commits; the second statement below then sees what it made.
       type Touched = { id: number; shard: number; what: 'cancelled' | 'cancelling' };
       const { rows: first } = await query<Touched>(tx, CANCEL_JOB, [jobId]);
       // A claim that committed while we waited for its row: our snapshot saw the
-      // run scheduled, the re-check saw it fired, so neither branch took it. A
-      // second statement (a new snapshot) finds it fired and asks its worker to stop.
+      // run scheduled, the re-check saw it fired, so neither branch took it; or
+      // occurrences a materialiser pass committed meanwhile. A second statement
+      // (a new snapshot) finds them.
       const { rows: second } = await query<Touched>(tx, CANCEL_JOB, [jobId]);
       const touched = [...first, ...second];
       const stopping = touched.filter((r) => r.what === 'cancelling').map((r) => ({ runId: r.id, shard: r.shard }));
