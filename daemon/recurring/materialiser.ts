@@ -12,9 +12,9 @@
  * row; a pass racing a verb or another daemon cannot make an occurrence twice
  * (unique (job, nominal time)).
  *
- * A job is taken once its next occurrence is within two windows and made
- * up to three (lead for large minute boundaries; hysteresis: frequent jobs
- * are touched every window, not every pass). A pass takes batches until no job is due, within a time
+ * A job is taken once its next occurrence is within half the window and made
+ * up to the whole window (hysteresis: frequent jobs are touched every W/2,
+ * not every pass). A pass takes batches until no job is due, within a time
  * budget.
  *
  * States: stopped → running (start: a pass every `intervalMs`, and at once on
@@ -106,14 +106,13 @@ export class Materialiser {
     let missed = 0;
     const taken = await transaction(this.deps.db, async (tx) => {
       const now = this.deps.wallNow();
-      // A job is taken once its next occurrence is within 2W, and made up to 3W
-      // (W: the window). The lead lets a minute boundary of 100,000 jobs be made
-      // over a minute, not in the window's last seconds; the hysteresis lets a
-      // per-second job be touched every W, not every pass. Runs beyond the
-      // window wait in Postgres for the loader, like any other.
-      const w = this.deps.router.horizon() - now;
-      const lowWater = now + 2 * w;
-      const horizon = now + 3 * w;
+      // Hysteresis: a job is taken once its next occurrence is within half the
+      // window, and then made up to the whole window — a per-second job is
+      // touched every W/2, not every pass. (A lead of 2W → 3W made a 98,000-job
+      // minute boundary on time with one daemon, but three daemons on two cores
+      // then fell far behind: bench/README.md, "Recurring jobs".)
+      const horizon = this.deps.router.horizon();
+      const lowWater = now + (horizon - now) / 2;
       const { rows } = await query<DueRecurringRow>(tx, SELECT_DUE_RECURRING, [JOBS_PER_BATCH, plainArray(shards), plainArray(fences), Math.floor(lowWater)]);
       if (rows.length === 0) return 0;
       const toMake: OccurrenceToMake[] = [];
