@@ -45,7 +45,6 @@
  * Everything else the bench needs is in bench/lib (shared with fire-lag and
  * failover); this file holds what is particular to recurring jobs.
  */
-import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -62,7 +61,7 @@ import type { ShardInfo__Output } from '../proto/gen/timelane/v1/ShardInfo.js';
 import { DaemonProcess } from '../ops/local/daemon-process.js';
 import { numberFlag } from './lib/args.js';
 import { killStrayDaemons, waitFor } from './lib/bench-daemon.js';
-import type { FailoverCpu } from './lib/failover-cpu.js';
+import { cpuBetweenSnapshots, type FailoverCpu } from './lib/failover-cpu.js';
 import { benchRedisPrefix, checkServers, createBenchDatabase, type BenchDatabase } from './lib/infra.js';
 import { machineInfo, machineLine, type MachineInfo } from './lib/machine.js';
 import { cpuSnapshot, RssSampler, waitForQuietMachine, type CpuSnapshot } from './lib/proc.js';
@@ -738,7 +737,7 @@ async function phase(opts: RecurringOptions, n: 1 | 3, res: Resources): Promise<
   const lostSt = await lostStatus(db, a.lost.slice(0, 10_000)).catch((err: unknown) => ({ [`error: ${String(err)}`]: 0 }));
   const cpu: FailoverCpu[] = [];
   const cores = os.availableParallelism?.() ?? os.cpus().length;
-  for (let k = 1; k < snaps.length; k++) cpu.push(cpuSplit(snaps[k - 1], snaps[k], pids, db.name, cores));
+  for (let k = 1; k < snaps.length; k++) cpu.push(cpuBetweenSnapshots(snaps[k - 1], snaps[k], pids, db.name, cores));
   const warnings: string[] = [];
   for (const m of members) {
     for (const l of m.daemon.logs) if ((l.level ?? 0) >= 40 && warnings.length < 8) warnings.push(`${m.id}: ${String(l.msg).trim().slice(0, 160)}`);
@@ -771,56 +770,6 @@ async function phase(opts: RecurringOptions, n: 1 | 3, res: Resources): Promise<
     warnings,
     busyBeforePct,
   };
-}
-
-let clockTicks: number | undefined;
-
-/**
- * CPU between two /proc snapshots, in % of one core, as failover-cpu.ts
- * splits it — except that a process born between them counts in full (its
- * ticks all fall in the interval). Under this load the daemons' pools open
- * Postgres connections all the time: counted as "other processes" they made
- * our own Postgres look like a busy neighbour. A process that ended between
- * the snapshots (the killed daemon) is not counted.
- */
-function cpuSplit(a: CpuSnapshot, b: CpuSnapshot, daemonPids: number[], database: string, cores: number): FailoverCpu {
-  if (clockTicks === undefined) {
-    try {
-      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      clockTicks = 100;
-    }
-  }
-  const hz = clockTicks;
-  const seconds = (b.at - a.at) / 1000;
-  const pct = (ticks: number): number => (seconds > 0 ? (ticks / hz / seconds) * 100 : NaN);
-  const used = (pid: number): number => {
-    const end = b.procs.get(pid);
-    return end ? end.ticks - (a.procs.get(pid)?.ticks ?? 0) : 0;
-  };
-  let pgOurs = 0;
-  let pgOther = 0;
-  let redis = 0;
-  for (const [pid, p] of b.procs) {
-    if (p.comm === 'postgres') {
-      if (p.cmdline.includes(` ${database} `)) pgOurs += used(pid);
-      else pgOther += used(pid);
-    } else if (p.comm.startsWith('redis-server')) redis += used(pid);
-  }
-  const total = b.machine.total - a.machine.total;
-  const machine = total > 0 ? ((b.machine.busy - a.machine.busy) / total) * cores * 100 : NaN;
-  const out: FailoverCpu = {
-    seconds,
-    daemons: pct(daemonPids.reduce((sum, pid) => sum + used(pid), 0)),
-    bench: pct(used(process.pid)),
-    postgresOurs: pct(pgOurs),
-    postgresOther: pct(pgOther),
-    redis: pct(redis),
-    machine,
-    other: 0,
-  };
-  out.other = machine - out.daemons - out.bench - out.postgresOurs - out.postgresOther - out.redis;
-  return out;
 }
 
 async function sleepUntil(wallMs: number): Promise<void> {

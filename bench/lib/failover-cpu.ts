@@ -35,10 +35,13 @@ function ticksPerSecond(): number {
 export function cpuBetweenSnapshots(a: CpuSnapshot, b: CpuSnapshot, daemonPids: number[], database: string, cores: number): FailoverCpu {
   const seconds = (b.at - a.at) / 1000;
   const pct = (ticks: number): number => (seconds > 0 ? (ticks / ticksPerSecond() / seconds) * 100 : Number.NaN);
+  // A process born between the snapshots counts in full (all its ticks fall in
+  // the interval): the pools open Postgres backends all the time, and left out
+  // they made our own Postgres look like a busy neighbour. One that ended
+  // between them (a killed daemon) is not counted.
   const used = (pid: number): number => {
     const end = b.procs.get(pid);
-    const start = a.procs.get(pid);
-    return end && start ? end.ticks - start.ticks : 0;
+    return end ? end.ticks - (a.procs.get(pid)?.ticks ?? 0) : 0;
   };
   let pgOurs = 0;
   let pgOther = 0;
