@@ -48,6 +48,8 @@ const JOBS_PER_BATCH = 500;
 /** A pass takes batches until no job is due, or for this long (the next pass goes on). */
 const PASS_BUDGET_MS = 2_000;
 const BUFFERED_PER_PASS = 1_000;
+/** Job ids named in the "occurrences missed" log line of one batch. */
+const MISSED_JOBS_LOGGED = 20;
 
 export class Materialiser {
   private timer: NodeJS.Timeout | null = null;
@@ -104,8 +106,11 @@ export class Materialiser {
     let afterCommit: (() => void) | undefined;
     let made: OccurrenceRow[] = [];
     let missed = 0;
+    let passAtMs = 0;
+    const missedJobs: string[] = [];
     const taken = await transaction(this.deps.db, async (tx) => {
       const now = this.deps.wallNow();
+      passAtMs = now;
       // Hysteresis: a job is taken once its next occurrence is within half the
       // window, and then made up to the whole window — a per-second job is
       // touched every W/2, not every pass. (A lead of 2W → 3W made a 98,000-job
@@ -133,6 +138,7 @@ export class Materialiser {
         }
         plans.push(plan);
         missed += plan.missed;
+        if (plan.missed > 0 && missedJobs.length < MISSED_JOBS_LOGGED) missedJobs.push(String(job.id));
         for (const r of plan.runs) toMake.push({ jobId: job.id, shard: job.shard, nominalMs: r.nominalMs, dueMs: r.dueMs, status: r.status });
       }
       made = await makeOccurrences(tx, toMake, 'schedule');
@@ -152,7 +158,8 @@ export class Materialiser {
     this.deps.metrics.occurrences.inc({ outcome: 'scheduled' }, scheduled);
     if (missed > 0) {
       this.deps.metrics.occurrences.inc({ outcome: 'missed' }, missed);
-      this.deps.log.warn({ missed }, 'recurring occurrences missed (older than their catch-up window)');
+      // `atMs`: the pass's clock; occurrences before atMs − lateTolerance were judged overdue.
+      this.deps.log.warn({ missed, jobs: missedJobs, atMs: passAtMs }, 'recurring occurrences missed (older than their catch-up window)');
     }
     return taken;
   }

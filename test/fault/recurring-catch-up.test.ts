@@ -19,6 +19,8 @@ const SHARDS = 2;
 // A 2 s window: the stopped daemon made occurrences about a window ahead; 6 s
 // leaves a margin for passes during its graceful stop.
 const MADE_AHEAD_MS = 6_000;
+/** OCCURRENCE_LATE_AFTER_MS in daemon/engine/fire-engine.ts. */
+const LATE_TOLERANCE_MS = 1_000;
 const ARGS = ['--window-ms', '2000', '--load-interval-ms', '250', '--lease-ttl-ms', '1000'];
 
 let db: TestDatabase;
@@ -71,20 +73,30 @@ describe('fault: every daemon stopped, then started again', () => {
     await new Promise((r) => setTimeout(r, 1_000));
 
     const runs = async (jobId: string) => (await c.listRuns({ jobId, pageSize: 1000 })).runs;
-    const inOutage = (ms: number) => ms > stoppedAt + MADE_AHEAD_MS + 200 && ms < restartAt; // not made before the stop, due before the restart
+    // The new daemon judged an occurrence overdue by its own clock, at its pass:
+    // overdue ⇔ nominal < pass − 1 s (the lateness tolerance). The daemon logs
+    // that pass's clock with the jobs that missed occurrences.
+    const passAt = (jobId: string): number => {
+      const line = daemon!.logs.find((l) => l.msg?.startsWith('recurring occurrences missed') && Array.isArray(l.jobs) && l.jobs.includes(jobId));
+      expect(typeof line?.atMs, `a "missed" log line names job ${jobId}`).toBe('number');
+      return line!.atMs as number;
+    };
     for (const [job, mode] of [
       [all, 'fire_all'],
       [once, 'fire_once'],
     ] as const) {
+      const overdueBefore = passAt(job.job.id) - LATE_TOLERANCE_MS;
+      expect(overdueBefore).toBeGreaterThan(restartAt - 1_000);
+      // Not made before the stop, judged overdue by the new daemon.
+      const inOutage = (ms: number) => ms > stoppedAt + MADE_AHEAD_MS + 200 && ms < overdueBefore;
       const rs = (await runs(job.job.id)).filter((r) => inOutage(r.nominalAtMs));
       const missed = rs.filter((r) => r.status === 'missed');
       const fired = rs.filter((r) => r.status !== 'missed');
-      const expected = Math.floor((restartAt - (stoppedAt + MADE_AHEAD_MS + 200)) / 1_000); // occurrences in that span, ±1
+      const expected = Math.floor((overdueBefore - (stoppedAt + MADE_AHEAD_MS + 200)) / 1_000); // occurrences in that span, ±1
       expect(missed.length + fired.length, `${mode}: every occurrence of the outage is accounted for`).toBeGreaterThanOrEqual(expected - 1);
       if (mode === 'fire_all') {
-        // Overdue by at most 3 s when the new daemon made them: about 3 fire; the older ones are missed.
-        expect(fired.length).toBeGreaterThanOrEqual(2);
-        expect(fired.length).toBeLessThanOrEqual(4);
+        // Overdue, but by at most the 3 s window: nominal in [pass − 3 s, pass − 1 s), two of a per-second job.
+        expect(fired.length).toBe(2);
         expect(Math.max(...missed.map((r) => r.nominalAtMs))).toBeLessThan(Math.min(...fired.map((r) => r.nominalAtMs)));
       } else {
         expect(fired).toHaveLength(1);
