@@ -35,6 +35,7 @@ import { SchedulingService } from './scheduling/scheduling-service.js';
 import { PostgresPermits, RedisPermits } from './dispatch/queue-limits.js';
 import { RecurringService } from './recurring/recurring-service.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
+import { listenerSecurity, type ListenerSecurity } from './security/listener-security.js';
 import type { ApiContext } from './grpc/context.js';
 import { measureClockSkew } from './clock-skew.js';
 import { ClusterMember } from './cluster/cluster-member.js';
@@ -65,6 +66,7 @@ export class Daemon {
   private recurring!: RecurringService;
   private grpc: GrpcServer | null = null;
   private metricsServer: http.Server | null = null;
+  private security: ListenerSecurity | null = null;
   private skewTimer: NodeJS.Timeout | null = null;
   private gaugeTimer: NodeJS.Timeout | null = null;
   /** Set when Redis is configured: membership and balanced assignment. */
@@ -148,8 +150,10 @@ export class Daemon {
       forgetRun: (runId) => this.engine.forget(runId),
     });
 
-    this.grpc = await startGrpcServer(this.apiContext(), cfg.grpcAddress);
-    if (cfg.metricsAddress) this.metricsServer = await serveMetrics(this.metrics, cfg.metricsAddress);
+    this.security = listenerSecurity(cfg, this.log);
+    this.grpc = await startGrpcServer(this.apiContext(), cfg.grpcAddress, { credentials: this.security.grpcCredentials, interceptor: this.security.interceptor }, cfg.healthAddress);
+    if (cfg.metricsAddress) this.metricsServer = await serveMetrics(this.metrics, cfg.metricsAddress, this.security.tls, this.log);
+    if (this.security.summary.auth === 'open') this.log.warn('running OPEN: no authentication, every caller is an admin (dev mode or --insecure)');
 
     this.engine.start();
     this.leases.start();
@@ -181,7 +185,14 @@ export class Daemon {
     this.gaugeTimer = setInterval(() => this.updateGauges(), 1000);
     await this.becomeReady(Date.now() + cfg.leaseTtlMs);
     this.log.info(
-      { grpc: `${cfg.grpcAddress.replace(/:\d+$/, '')}:${this.grpc.port}`, metrics: cfg.metricsAddress || null, shards: this.shardCount, leases: this.backend.kind },
+      {
+        grpc: `${cfg.grpcAddress.replace(/:\d+$/, '')}:${this.grpc.port}`,
+        metrics: cfg.metricsAddress || null,
+        health: this.grpc.healthPort ? `${cfg.healthAddress.replace(/:\d+$/, '')}:${this.grpc.healthPort}` : null,
+        shards: this.shardCount,
+        leases: this.backend.kind,
+        ...this.security.summary,
+      },
       'timelane daemon started',
     );
   }
@@ -210,6 +221,7 @@ export class Daemon {
     await this.engine?.stop();
     await this.grpc?.stop(2_000);
     if (this.metricsServer) await new Promise<void>((r) => this.metricsServer?.close(() => r()));
+    this.security?.stop();
     await this.backend?.close();
     this.redis?.disconnect();
     await this.engine?.answers.settled(); // expiries of the streams grpc.stop closed
