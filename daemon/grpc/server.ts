@@ -10,6 +10,7 @@ import type { ApiContext } from './context.js';
 import { schedulerHandlers } from './scheduler-service.js';
 import { workerHandlers } from './worker-service.js';
 import { adminHandlers } from './admin-service.js';
+import { malformedInterceptor, tolerantService } from './malformed.js';
 
 export interface GrpcServer {
   server: Server;
@@ -20,6 +21,21 @@ export interface GrpcServer {
   setServing(serving: boolean): void;
   stop(graceMs: number): Promise<void>;
 }
+
+/**
+ * Limits of the gRPC port (README, "Limits"): a request or stream message of
+ * at most 64 MiB (a ScheduleBatch of 1,000 payloads at the largest
+ * --max-payload-bytes fits; clients send at most that); at most 1,000
+ * concurrent calls per connection; idle connections are pinged and dropped
+ * when the peer is gone.
+ */
+export const SERVER_LIMITS = {
+  'grpc.max_receive_message_length': 64 * 1024 * 1024,
+  'grpc.max_send_message_length': 64 * 1024 * 1024,
+  'grpc.max_concurrent_streams': 1_000,
+  'grpc.keepalive_time_ms': 60_000,
+  'grpc.keepalive_timeout_ms': 20_000,
+} as const;
 
 /** Readiness: NOT_SERVING until the daemon owns its assigned shards (or tried for a lease TTL), and while it stops. */
 const SERVICES = ['', 'timelane.v1.Scheduler', 'timelane.v1.Worker', 'timelane.v1.Admin'];
@@ -38,10 +54,10 @@ function bind(server: Server, address: string, credentials: ServerCredentials): 
 
 export async function startGrpcServer(ctx: ApiContext, address: string, security?: GrpcSecurity, healthAddress = ''): Promise<GrpcServer> {
   const { pkg, packageDefinition } = loadTimelaneProto();
-  const server = new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, interceptors: security ? [security.interceptor] : [] });
-  server.addService(pkg.Scheduler.service, schedulerHandlers(ctx));
-  server.addService(pkg.Worker.service, workerHandlers(ctx));
-  server.addService(pkg.Admin.service, adminHandlers(ctx));
+  const server = new Server({ ...SERVER_LIMITS, interceptors: [...(security ? [security.interceptor] : []), malformedInterceptor] });
+  server.addService(tolerantService(pkg.Scheduler.service), schedulerHandlers(ctx));
+  server.addService(tolerantService(pkg.Worker.service), workerHandlers(ctx));
+  server.addService(tolerantService(pkg.Admin.service), adminHandlers(ctx));
   const health = new HealthImplementation({
     ...Object.fromEntries(SERVICES.map((s) => [s, 'NOT_SERVING' as const])),
     [LIVENESS_SERVICE]: 'SERVING',

@@ -20,7 +20,8 @@ import { toStatus } from './status.js';
 import { deliveredToWire } from './convert.js';
 import * as v from './validate.js';
 import type { DeliveryRefInput } from './validate.js';
-import { invalidArgument, notFound } from '../errors.js';
+import { invalidArgument, notFound, TimelaneError } from '../errors.js';
+import { undecodableReason } from './malformed.js';
 import { callerQueue, tenantOf, unqualifyAnswer } from './tenancy.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { AnsweredDelivery } from '../dispatch/answers.js';
@@ -85,6 +86,8 @@ function serveStream(ctx: ApiContext, call: Stream): void {
   call.on('data', (req: WorkRequest__Output) => {
     if (closed) return;
     try {
+      const undecodable = undecodableReason(req);
+      if (undecodable !== null) throw new TimelaneError('invalid_argument', undecodable);
       if (!subscribed) {
         if (req.msg !== 'subscribe' || !req.subscribe) throw invalidArgument('subscribe', 'must be the first message on the stream');
         const given = v.subscribeInput(req.subscribe);
