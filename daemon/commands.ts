@@ -9,6 +9,9 @@ import { Daemon } from './daemon.js';
 import { migrate } from './db/migrate.js';
 import type { EmbeddedHandle } from './db/embedded.js';
 
+/** `timelane dev` serves the web console here unless told otherwise (`timelane daemon` serves none by default). */
+const DEV_CONSOLE_ADDRESS = '127.0.0.1:7080';
+
 function addDaemonOptions(cmd: Command): Command {
   for (const spec of OPTION_SPECS) {
     const def = spec.default === '' ? '' : ` (default: ${JSON.stringify(spec.default)})`;
@@ -90,6 +93,7 @@ export function registerDaemonCommands(program: Command): void {
         databaseUrl: flags.databaseUrl ?? pg.url,
         migrateOnStart: true,
         memberId: flags.memberId ?? 'dev',
+        consoleAddress: flags.consoleAddress ?? process.env.TIMELANE_CONSOLE_ADDRESS ?? DEV_CONSOLE_ADDRESS,
         logFormat: flags.logFormat ?? process.env.TIMELANE_LOG_FORMAT ?? 'pretty',
       });
       const daemon = new Daemon(config);
@@ -102,6 +106,7 @@ export function registerDaemonCommands(program: Command): void {
           `timelane dev is running (embedded PostgreSQL data in ${o.dataDir}, port ${o.pgPort})`,
           `  gRPC     ${addr}   (grpcurl -plaintext ${addr} list)`,
           `  metrics  ${config.metricsAddress ? `http://${config.metricsAddress}/metrics` : 'disabled'}`,
+          `  console  ${daemon.consoleUrl ?? 'disabled'}`,
           '  try, in another terminal:',
           '    npx timelane worker --queue demo',
           `    npx timelane schedule --queue demo --in 500ms --payload '{"hello":1}'`,

@@ -7,6 +7,8 @@
  *   engine       FireEngine: loader → heap → claim → release → delivery → answers
  *   cluster      membership and balanced assignment (Redis only)
  *   api          gRPC (Scheduler, Worker, Admin, health, reflection) + metrics
+ *   console      the web console (console/server), when --console-address is
+ *                set: a client of our own gRPC API, started once it serves
  *
  * Life cycle: start() → checks the schema, opens the gRPC port (NOT_SERVING),
  * starts the engine and the leases (each acquired shard is loaded from
@@ -40,6 +42,7 @@ import { measureClockSkew } from './clock-skew.js';
 import { ClusterMember } from './cluster/cluster-member.js';
 import { ClusterOperations } from './cluster/operations.js';
 import { listMembers, listShards, type ClusterViewDeps } from './admin/cluster-view.js';
+import { startConsole, type ConsoleServer } from '../console/server/console-server.js';
 
 const SKEW_EVERY_MS = 5_000;
 const ANSWER_POOL_SIZE = 4;
@@ -65,6 +68,7 @@ export class Daemon {
   private recurring!: RecurringService;
   private grpc: GrpcServer | null = null;
   private metricsServer: http.Server | null = null;
+  private consoleServer: ConsoleServer | null = null;
   private skewTimer: NodeJS.Timeout | null = null;
   private gaugeTimer: NodeJS.Timeout | null = null;
   /** Set when Redis is configured: membership and balanced assignment. */
@@ -72,6 +76,11 @@ export class Daemon {
 
   constructor(readonly config: DaemonConfig) {
     this.log = createLogger(config.logLevel, { member: config.memberId }, config.logFormat === 'pretty' ? 'pretty' : 'json');
+  }
+
+  /** The web console's URL as bound, or null when it is off. */
+  get consoleUrl(): string | null {
+    return this.consoleServer?.url ?? null;
   }
 
   /** The bound gRPC port (useful with port 0). */
@@ -180,8 +189,15 @@ export class Daemon {
     void this.measureSkew();
     this.gaugeTimer = setInterval(() => this.updateGauges(), 1000);
     await this.becomeReady(Date.now() + cfg.leaseTtlMs);
+    if (cfg.consoleAddress) this.consoleServer = await this.startConsole(cfg.consoleAddress);
     this.log.info(
-      { grpc: `${cfg.grpcAddress.replace(/:\d+$/, '')}:${this.grpc.port}`, metrics: cfg.metricsAddress || null, shards: this.shardCount, leases: this.backend.kind },
+      {
+        grpc: `${cfg.grpcAddress.replace(/:\d+$/, '')}:${this.grpc.port}`,
+        metrics: cfg.metricsAddress || null,
+        console: this.consoleUrl,
+        shards: this.shardCount,
+        leases: this.backend.kind,
+      },
       'timelane daemon started',
     );
   }
@@ -198,8 +214,25 @@ export class Daemon {
     this.grpc?.setServing(true);
   }
 
+  /**
+   * The console calls our own gRPC API (as the CLI would: same validation,
+   * same auth once it lands), so it dials our listen port on a loopback
+   * host when we listen on a wildcard.
+   */
+  private startConsole(address: string): Promise<ConsoleServer> {
+    const host = this.config.grpcAddress.replace(/:\d+$/, '').replace(/^(0\.0\.0\.0|\[::\]|::)$/, '127.0.0.1');
+    return startConsole({
+      address,
+      grpcAddress: `${host}:${this.grpcPort}`,
+      registry: this.metrics.registry,
+      local: { memberId: this.config.memberId, streamsPerQueue: () => this.engine.hub.streamsPerQueue() },
+      onError: (err, url) => this.log.error({ err, url }, 'web console request failed'),
+    });
+  }
+
   /** Graceful stop: release shards first so peers take over at once. */
   async stop(): Promise<void> {
+    await this.consoleServer?.stop();
     this.grpc?.setServing(false);
     if (this.skewTimer) clearInterval(this.skewTimer);
     if (this.gaugeTimer) clearInterval(this.gaugeTimer);
