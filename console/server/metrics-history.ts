@@ -88,8 +88,8 @@ export class MetricsHistory {
 
   start(): void {
     if (this.timer) return;
-    void this.sample();
-    this.timer = setInterval(() => void this.sample(), this.intervalMs);
+    void this.sampleNow();
+    this.timer = setInterval(() => void this.sampleNow(), this.intervalMs);
     this.timer.unref();
   }
 
@@ -151,7 +151,8 @@ export class MetricsHistory {
     return this.samples().filter((s) => s.atMs >= since);
   }
 
-  private async sample(): Promise<void> {
+  /** Takes one sample now (the timer calls it every interval). */
+  async sampleNow(): Promise<void> {
     try {
       const s = await this.read();
       if (this.ring.length < this.capacity) this.ring.push(s);

@@ -49,4 +49,6 @@ function App() {
   `;
 }
 
-render(html`<${App} />`, document.getElementById('app'));
+const root = document.getElementById('app');
+root.textContent = ''; // the static "Loading…" placeholder: Preact renders beside existing children otherwise
+render(html`<${App} />`, root);

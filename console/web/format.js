@@ -6,6 +6,14 @@ export function isoTime(ms) {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 }
 
+/** Time of day with ms ("22:46:35.099"), the date too when not today; full ISO in the title. */
+export function clock(ms) {
+  if (!ms) return '–';
+  const iso = isoTime(ms);
+  const today = isoTime(Date.now()).slice(0, 10);
+  return html`<span title=${iso}>${iso.startsWith(today) ? iso.slice(11) : iso.slice(5)}</span>`;
+}
+
 /** "in 2m 3s" / "5s ago". */
 export function relative(ms, now = Date.now()) {
   if (!ms) return '–';

@@ -2,7 +2,7 @@
 // newest first, with replay of the selected ones.
 import { html, useState } from '../vendor/htm-preact.mjs';
 import { getJson, postJson, usePoll } from '../api.js';
-import { isoTime, shortId } from '../format.js';
+import { clock, shortId } from '../format.js';
 import { ErrorNotice, Loading } from './common.js';
 
 export function DeadPage({ query }) {
@@ -42,7 +42,7 @@ export function DeadPage({ query }) {
           <tbody>${data.runs.map((r) => html`<tr data-run=${r.id}>
             <td><input type="checkbox" aria-label=${`select run ${r.id}`} checked=${selected.has(r.id)} onChange=${() => toggle(r.id)} /></td>
             <td><a href=${`#/runs/${r.id}`}>${r.id}</a></td><td class="mono"><a href=${`#/jobs/${r.jobId}`} title=${r.jobId}>${shortId(r.jobId)}</a></td>
-            <td>${r.queue}</td><td class="num">${r.attempt}</td><td>${isoTime(r.finishedAtMs)}</td><td class="err">${r.error}</td>
+            <td>${r.queue}</td><td class="num">${r.attempt}</td><td>${clock(r.finishedAtMs)}</td><td class="err">${r.error}</td>
           </tr>`)}</tbody>
         </table>${data.runs.length === 0 ? html`<p class="muted">No dead letters.</p>` : null}</div>`
       : error ? null : html`<${Loading} what="dead letters" />`}

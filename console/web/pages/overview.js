@@ -6,9 +6,10 @@ import { BarChart, TimeChart } from '../charts.js';
 import { duration } from '../format.js';
 import { Card, ErrorNotice, Loading } from './common.js';
 
+/** A bucket's upper bound, short enough for 17 labels side by side: 0.25, 5, 250, 1s, 30s, >30s. */
 function lagLabel(bounds, i) {
-  if (i >= bounds.length) return `>${bounds[bounds.length - 1]}`;
-  return `≤${bounds[i]}`;
+  const text = (ms) => (ms >= 1000 ? `${ms / 1000}s` : String(ms));
+  return i >= bounds.length ? `>${text(bounds[bounds.length - 1])}` : text(bounds[i]);
 }
 
 function lastValue(values) {
@@ -61,7 +62,7 @@ export function OverviewPage() {
       <div class="panel"><h2>Fire lag percentiles (ms, trailing 5 s)</h2>
         <${TimeChart} id="chart-lag" t=${s.tMs} lines=${[{ label: 'p50', values: s.lagP50Ms, unit: ' ms' }, { label: 'p99', values: s.lagP99Ms, unit: ' ms' }]} />
       </div>
-      <div class="panel"><h2>Fire lag histogram (ms, ${fired} fires)</h2>
+      <div class="panel"><h2>Fire lag histogram (ms, upper bound of each bucket; ${fired} fires)</h2>
         <${BarChart} id="chart-lag-histogram" label="fires" labels=${h.counts.map((_, i) => lagLabel(h.boundsMs, i))} values=${h.counts} />
       </div>
       <div class="panel"><h2>Runs due in the next ${due.counts.length} minutes${due.partial ? ' (at least)' : ''}</h2>

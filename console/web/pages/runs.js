@@ -2,7 +2,7 @@
 // history (every attempt: claim, delivery, lag, worker, error).
 import { html, useState } from '../vendor/htm-preact.mjs';
 import { getJson, usePoll } from '../api.js';
-import { badge, duration, isoTime, shortId } from '../format.js';
+import { badge, clock, duration, isoTime, shortId } from '../format.js';
 import { ErrorNotice, Loading } from './common.js';
 
 const STATUSES = ['', 'scheduled', 'fired', 'completed', 'failed', 'dead', 'cancelled', 'skipped', 'buffered', 'missed'];
@@ -18,7 +18,7 @@ export function RunsTable({ runs, id = 'runs' }) {
       <td><a href=${`#/runs/${r.id}`}>${r.id}</a></td>
       <td class="mono"><a href=${`#/jobs/${r.jobId}`} title=${r.jobId}>${shortId(r.jobId)}</a></td>
       <td>${r.queue}</td><td>${badge(r.status)}</td><td class="num">${r.attempt}</td>
-      <td>${isoTime(r.dueAtMs)}</td><td>${r.firedAtMs ? duration(r.lagMs) : '–'}</td><td class="num">${r.deliveries}</td>
+      <td>${clock(r.dueAtMs)}</td><td>${r.firedAtMs ? duration(r.lagMs) : '–'}</td><td class="num">${r.deliveries}</td>
       <td class="err">${r.error}</td>
     </tr>`)}</tbody>
   </table>`;
@@ -78,9 +78,9 @@ export function RunPage({ arg }) {
         <thead><tr><th>run</th><th class="num">attempt</th><th>status</th><th>due</th><th>claimed</th><th>fired</th><th>lag</th><th class="num">deliveries</th><th class="num">fence</th><th>worker</th><th>finished</th><th>error</th></tr></thead>
         <tbody>${data.attempts.map((a) => html`<tr data-run=${a.id} class=${a.id === r.id ? 'current' : ''}>
           <td><a href=${`#/runs/${a.id}`}>${a.id}</a></td><td class="num">${a.attempt}</td><td>${badge(a.status)}</td>
-          <td>${isoTime(a.dueAtMs)}</td><td>${isoTime(a.claimedAtMs)}</td><td>${isoTime(a.firedAtMs)}</td>
+          <td>${clock(a.dueAtMs)}</td><td>${clock(a.claimedAtMs)}</td><td>${clock(a.firedAtMs)}</td>
           <td>${a.firedAtMs ? duration(a.lagMs) : '–'}</td><td class="num">${a.deliveries}</td><td class="num">${a.fence || '–'}</td>
-          <td>${a.workerId || '–'}</td><td>${isoTime(a.finishedAtMs)}</td><td class="err">${a.error}</td>
+          <td>${a.workerId || '–'}</td><td>${clock(a.finishedAtMs)}</td><td class="err">${a.error}</td>
         </tr>`)}</tbody>
       </table>
     </div>

@@ -1,0 +1,56 @@
+/**
+ * The web console's metrics arithmetic: histogram deltas and interpolated
+ * quantiles (as Prometheus' histogram_quantile), and the ring buffer over a
+ * real daemon Metrics registry on a fake clock.
+ */
+import { describe, expect, it } from 'vitest';
+import { bucketDeltas, quantile } from '../../console/server/lag-stats.js';
+import { MetricsHistory } from '../../console/server/metrics-history.js';
+import { Metrics } from '../../daemon/metrics.js';
+
+describe('lag stats', () => {
+  const bounds = [1, 2, 5];
+
+  it('turns two cumulative snapshots into per-bucket counts', () => {
+    const older = { bounds, counts: [1, 2, 2, 3] };
+    const newer = { bounds, counts: [3, 6, 8, 10] };
+    expect(bucketDeltas(older, newer)).toEqual([2, 2, 2, 1]);
+  });
+
+  it('interpolates inside the bucket holding the rank; +Inf reports the largest bound; nothing observed is null', () => {
+    expect(quantile(bounds, [0, 10, 0, 0], 0.5)).toBeCloseTo(1.5);
+    expect(quantile(bounds, [10, 0, 0, 0], 0.99)).toBeCloseTo(0.99);
+    expect(quantile(bounds, [0, 0, 0, 4], 0.5)).toBe(5);
+    expect(quantile(bounds, [0, 0, 0, 0], 0.5)).toBeNull();
+  });
+});
+
+describe('MetricsHistory', () => {
+  it('derives fires/s, lag percentiles and a lag histogram from samples of the registry', async () => {
+    const metrics = new Metrics();
+    let now = 1_000_000;
+    const history = new MetricsHistory({ registry: metrics.registry, capacity: 3, now: () => now });
+    await history.sampleNow();
+    for (let i = 0; i < 20; i++) {
+      metrics.fired.inc();
+      metrics.fireLag.observe(0.8);
+    }
+    metrics.workers.set(2);
+    now += 1_000;
+    await history.sampleNow();
+    const s = history.series(5);
+    expect(s.firesPerSec).toEqual([20]);
+    expect(s.lagP50Ms[0]).toBeGreaterThan(0.5);
+    expect(s.lagP50Ms[0]).toBeLessThanOrEqual(1);
+    const h = history.histogram(5);
+    expect(h.counts.reduce((a, b) => a + b, 0)).toBe(20);
+    expect(h.counts[h.boundsMs.indexOf(1)]).toBe(20);
+    expect(history.latest()?.gauges.workerStreams).toBe(2);
+    // The ring keeps `capacity` samples, oldest overwritten, in time order.
+    now += 1_000;
+    await history.sampleNow();
+    now += 1_000;
+    await history.sampleNow();
+    expect(history.samples().map((x) => x.atMs)).toEqual([1_001_000, 1_002_000, 1_003_000]);
+  });
+});
