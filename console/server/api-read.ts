@@ -10,7 +10,7 @@ import { BadRequest } from './http-errors.js';
 import type { LagHistogram, MetricsSeries, MetricsSample } from './metrics-history.js';
 import { jobId, onlyKnown, optionalEnum, optionalInstant, optionalInt, optionalJobId, optionalQueue, optionalRunId, optionalString, runId } from './params.js';
 import type { DueSoon } from './queue-stats.js';
-import { COUNT_CAP } from './queue-stats.js';
+import { LIVE_CAP } from './queue-stats.js';
 
 const RUN_STATUSES: readonly RunStatusName[] = ['scheduled', 'fired', 'completed', 'failed', 'dead', 'cancelled', 'skipped', 'buffered', 'missed'];
 const JOB_STATUSES = ['active', 'paused', 'completed', 'dead', 'cancelled'] as const;
@@ -49,7 +49,7 @@ export interface Overview {
 export async function overview(ctx: ApiContext, r: ApiRequest): Promise<Overview> {
   onlyKnown(r.query, ['minutes']);
   const minutes = optionalInt(r.query, 'minutes', 1, 10) ?? 5;
-  const [shards, members, dead, queues] = await Promise.all([r.client.listShards(), r.client.listMembers(), r.client.listDeadRuns({ pageSize: COUNT_CAP }), ctx.queues.read()]);
+  const [shards, members, dead, queues] = await Promise.all([r.client.listShards(), r.client.listMembers(), r.client.listDeadRuns({ pageSize: LIVE_CAP }), ctx.queues.read()]);
   const series = ctx.history.series(minutes);
   const lagHistogram = ctx.history.histogram(minutes);
   const here = ctx.history.latest()?.gauges ?? null;

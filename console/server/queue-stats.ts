@@ -1,28 +1,39 @@
 /**
  * Queue depth by status, read through the public API (ListJobs for the
  * queue names, ListRuns per queue and status). The API has no count call,
- * so each count is one page of at most COUNT_CAP runs: a count at the cap
- * is shown as "≥ cap" (`capped`). The scheduled runs of that page also give
- * the "due in the next minutes" histogram.
+ * so each count is one page of runs: at most LIVE_CAP for the statuses an
+ * operator watches (scheduled, buffered, in flight, dead), TERMINAL_CAP for
+ * history (completed, failed, cancelled); a count at its cap is shown as
+ * "≥ cap" (`capped`). The scheduled runs of that page also give the "due in
+ * the next minutes" histogram.
  *
- * Owns a 2-second cache so that several open consoles cost one read.
+ * Cost: these reads are served and decoded in the daemon's own process, on
+ * the event loop that fires runs, so they are kept small and shared: one
+ * read per CACHE_MS whatever the number of open consoles, queue names
+ * re-read every NAMES_CACHE_MS.
  */
 import type { TimelaneClient } from '../../clients/client.js';
 import type { QueueLimitsInfo, RunStatusName } from '../../clients/types.js';
 
-export const COUNT_CAP = 1000;
-/** Jobs read to learn queue names (ListJobs pages of 1000). */
-const MAX_JOB_PAGES = 5;
-const CACHE_MS = 2_000;
+/** Most runs counted for a live status (and read for the due-soon histogram). */
+export const LIVE_CAP = 1000;
+/** Most runs counted for a finished status. */
+export const TERMINAL_CAP = 100;
+/** Jobs read to learn queue names (one ListJobs page). */
+const MAX_JOBS_READ = 1000;
+const CACHE_MS = 5_000;
+const NAMES_CACHE_MS = 30_000;
 
 export const DEPTH_STATUSES = ['scheduled', 'buffered', 'fired', 'completed', 'failed', 'dead', 'cancelled'] as const satisfies readonly RunStatusName[];
 export type DepthStatus = (typeof DEPTH_STATUSES)[number];
+const TERMINAL: readonly DepthStatus[] = ['completed', 'failed', 'cancelled'];
+export const capOf = (status: DepthStatus): number => (TERMINAL.includes(status) ? TERMINAL_CAP : LIVE_CAP);
 
 export interface QueueRow {
   queue: string;
-  /** Runs per status, at most COUNT_CAP each. */
+  /** Runs per status, at most its cap (capOf). */
   counts: Record<DepthStatus, number>;
-  /** Statuses whose count reached COUNT_CAP (there may be more). */
+  /** Statuses whose count reached its cap (there may be more). */
   capped: DepthStatus[];
   limits: QueueLimitsInfo | null;
   /** Worker streams subscribed to it on the member serving the console. */
@@ -36,7 +47,7 @@ export interface DueSoon {
   counts: number[];
   /** Scheduled runs whose due time has passed (not yet fired). */
   overdue: number;
-  /** Some queue had more scheduled runs than COUNT_CAP: the counts are a lower bound. */
+  /** Some queue had more scheduled runs than LIVE_CAP: the counts are a lower bound. */
   partial: boolean;
 }
 
@@ -46,7 +57,8 @@ export interface QueueStats {
   /** Worker streams on this member subscribed to every queue ('*'). */
   allQueueStreamsHere: number;
   dueSoon: DueSoon;
-  countCap: number;
+  /** The cap of each status's count. */
+  caps: Record<DepthStatus, number>;
 }
 
 export interface QueueStatsDeps {
@@ -60,6 +72,7 @@ const DUE_BUCKET_MS = 60_000;
 
 export class QueueStatsReader {
   private cached: { atMs: number; value: Promise<QueueStats> } | null = null;
+  private names: { atMs: number; value: Set<string> } | null = null;
 
   constructor(private readonly deps: QueueStatsDeps) {}
 
@@ -74,14 +87,15 @@ export class QueueStatsReader {
 
   private async load(now: number): Promise<QueueStats> {
     const { client } = this.deps;
-    const [names, limits] = await Promise.all([this.queueNames(), client.listQueueLimits()]);
+    const [known, limits] = await Promise.all([this.queueNames(now), client.listQueueLimits()]);
+    const names = new Set(known);
     const streams = this.deps.streamsPerQueue();
     for (const l of limits) names.add(l.queue);
     for (const q of Object.keys(streams)) if (q !== '*') names.add(q);
     const due: DueSoon = { fromMs: now, bucketMs: DUE_BUCKET_MS, counts: new Array<number>(DUE_BUCKETS).fill(0), overdue: 0, partial: false };
     const queues: QueueRow[] = [];
     for (const queue of [...names].sort()) {
-      const pages = await Promise.all(DEPTH_STATUSES.map((status) => client.listRuns({ queue, status, pageSize: COUNT_CAP })));
+      const pages = await Promise.all(DEPTH_STATUSES.map((status) => client.listRuns({ queue, status, pageSize: capOf(status) })));
       const counts = {} as Record<DepthStatus, number>;
       const capped: DepthStatus[] = [];
       DEPTH_STATUSES.forEach((status, i) => {
@@ -98,18 +112,16 @@ export class QueueStatsReader {
       if (capped.includes('scheduled')) due.partial = true;
       queues.push({ queue, counts, capped, limits: limits.find((l) => l.queue === queue) ?? null, workerStreamsHere: streams[queue] ?? 0 });
     }
-    return { atMs: now, queues, allQueueStreamsHere: streams['*'] ?? 0, dueSoon: due, countCap: COUNT_CAP };
+    const caps = Object.fromEntries(DEPTH_STATUSES.map((st) => [st, capOf(st)])) as Record<DepthStatus, number>;
+    return { atMs: now, queues, allQueueStreamsHere: streams['*'] ?? 0, dueSoon: due, caps };
   }
 
-  private async queueNames(): Promise<Set<string>> {
-    const names = new Set<string>();
-    let pageToken = '';
-    for (let page = 0; page < MAX_JOB_PAGES; page++) {
-      const res = await this.deps.client.listJobs({ pageSize: 1000, pageToken });
-      for (const j of res.jobs) names.add(j.queue);
-      if (!res.nextPageToken) break;
-      pageToken = res.nextPageToken;
-    }
-    return names;
+  /** Queues of the first MAX_JOBS_READ jobs (by id), re-read every NAMES_CACHE_MS. */
+  private async queueNames(now: number): Promise<Set<string>> {
+    if (this.names && now - this.names.atMs < NAMES_CACHE_MS) return this.names.value;
+    const res = await this.deps.client.listJobs({ pageSize: MAX_JOBS_READ });
+    const value = new Set(res.jobs.map((j) => j.queue));
+    this.names = { atMs: now, value };
+    return value;
   }
 }

@@ -106,7 +106,8 @@ describe.skipIf(!HAS_CHROMIUM)('web console in headless Chromium', () => {
     const work = `[data-testid=queues] tr[data-queue=${WORK_QUEUE}]`;
     await page.waitForSelector(work);
     const cell = async (queue: string, status: string): Promise<string> => (await page.textContent(`[data-testid=queues] tr[data-queue=${queue}] td[data-status=${status}]`))?.trim() ?? '';
-    expect(Number(await cell(WORK_QUEUE, 'completed'))).toBeGreaterThanOrEqual(COMPLETED_ONE_SHOTS);
+    // "≥100" when the count reached its cap (the interval job keeps completing runs).
+    expect(Number((await cell(WORK_QUEUE, 'completed')).replace('≥', ''))).toBeGreaterThanOrEqual(COMPLETED_ONE_SHOTS);
     expect(await cell(WORK_QUEUE, 'dead')).toBe('1');
     expect(await cell(LATER_QUEUE, 'scheduled')).toBe(String(LATER_RUNS));
     expect(await page.textContent(`${work} td:last-child`)).toBe('1');

@@ -43,7 +43,7 @@ export function QueuesPage() {
           <td class="num">${q.workerStreamsHere}</td>
         </tr>`)}</tbody>
       </table>
-      <p class="muted">Counts read at most ${data.countCap} runs per queue and status (≥ marks the cap). ${data.allQueueStreamsHere ? `${data.allQueueStreamsHere} worker stream(s) on this member take every queue.` : ''}</p>
+      <p class="muted">Counts read at most ${data.caps.scheduled} runs per queue for scheduled, buffered, in flight and dead, ${data.caps.completed} for completed, failed and cancelled (≥ marks a count at its cap). ${data.allQueueStreamsHere ? `${data.allQueueStreamsHere} worker stream(s) on this member take every queue.` : ''}</p>
     </div>
   `;
 }

@@ -12,6 +12,7 @@ const FIELDS = ['id', 'job', 'queue', 'status', 'from', 'to'];
 const toIso = (local) => (local ? new Date(local).toISOString() : '');
 
 export function RunsTable({ runs, id = 'runs' }) {
+  if (runs.length === 0) return html`<p class="muted" data-testid=${id}>No runs.</p>`;
   return html`<table data-testid=${id}>
     <thead><tr><th>run</th><th>job</th><th>queue</th><th>status</th><th class="num">attempt</th><th>due</th><th>lag</th><th class="num">deliveries</th><th>error</th></tr></thead>
     <tbody>${runs.map((r) => html`<tr data-run=${r.id}>
