@@ -40,7 +40,7 @@ export function moveShard(ctx: ApiContext, r: ApiRequest): OperationView {
   const client = r.client;
   return ctx.operations.start('move', `shard ${shard} → ${target}`, async () => {
     const res = await client.moveShard(shard, target, { timeoutMs: OPS_TIMEOUT_MS });
-    return `moved from ${res.move.fromMember || '(no owner)'} to ${res.move.toMember} in ${res.handoffMs} ms`;
+    return `moved from ${res.move.fromMember || '(no owner)'} to ${res.move.toMember} in ${Math.round(res.handoffMs)} ms`;
   });
 }
 

@@ -46,7 +46,7 @@ export function ShardsPage() {
         ? html`<p class="muted">No cluster membership (single node with Postgres leases): moves, drains and rebalancing need Redis.</p>`
         : html`<table data-testid="members">
             <thead><tr><th>member</th><th>gRPC address</th><th class="num">shards</th><th>started</th><th>last seen</th><th></th></tr></thead>
-            <tbody>${data.members.map((m) => html`<tr>
+            <tbody>${data.members.map((m) => html`<tr data-member=${m.id}>
               <td>${m.id}${m.id === data.memberId ? html` <span class="badge">serving this console</span>` : null}</td>
               <td class="mono">${m.grpcAddress}</td><td class="num">${m.ownedShards}</td>
               <td>${relative(m.startedAtMs)}</td><td>${relative(m.lastSeenMs)}</td>
