@@ -9,27 +9,15 @@ import type { ApiContext, ApiRequest } from './api-context.js';
 import { BadRequest } from './http-errors.js';
 import type { LagHistogram, MetricsSeries, MetricsSample } from './metrics-history.js';
 import { jobId, onlyKnown, optionalEnum, optionalInstant, optionalInt, optionalJobId, optionalQueue, optionalRunId, optionalString, runId } from './params.js';
+import { BEFORE_LAG_MS, detectProblems, RECENT_LAG_MS, type Problem } from './problems.js';
 import type { DueSoon } from './queue-stats.js';
 import { LIVE_CAP } from './queue-stats.js';
 
 const RUN_STATUSES: readonly RunStatusName[] = ['scheduled', 'fired', 'completed', 'failed', 'dead', 'cancelled', 'skipped', 'buffered', 'missed'];
 const JOB_STATUSES = ['active', 'paused', 'completed', 'dead', 'cancelled'] as const;
 const JOB_KINDS = ['once', 'cron', 'interval'] as const;
-/** Overdue by more than this (a shard's oldest scheduled run) is a problem. */
-const OVERDUE_PROBLEM_MS = 1_000;
-/** |Postgres clock − ours| above this is a problem. */
-const SKEW_PROBLEM_MS = 100;
-/** Lag p99 of the last 30 s above this, and above twice the minutes before, is "rising". */
-const RISING_LAG_FLOOR_MS = 25;
 /** Pages a time-filtered run search reads at most. */
 const MAX_SCAN_PAGES = 5;
-
-export type Severity = 'ok' | 'warn' | 'error';
-export interface Problem {
-  kind: 'unowned_shards' | 'overdue' | 'rising_lag' | 'dead_letters' | 'clock_skew';
-  severity: Severity;
-  message: string;
-}
 
 export interface Overview {
   memberId: string;
@@ -56,9 +44,10 @@ export async function overview(ctx: ApiContext, r: ApiRequest): Promise<Overview
   const unowned = shards.filter((s) => !s.owner).length;
   const maxOverdueMs = Math.max(0, ...shards.map((s) => s.lagMs));
   const deadLetters = { count: dead.runs.length, capped: dead.nextPageToken !== '' };
+  const now = ctx.now();
   return {
     memberId: ctx.local.memberId,
-    atMs: ctx.now(),
+    atMs: now,
     minutes,
     series,
     lagHistogram,
@@ -67,32 +56,15 @@ export async function overview(ctx: ApiContext, r: ApiRequest): Promise<Overview
     members: members.length,
     deadLetters,
     dueSoon: queues.dueSoon,
-    problems: problems({ unowned, maxOverdueMs, deadLetters, skewMs: here?.clockSkewMs ?? 0, risingLag: risingLag(ctx) }),
+    problems: detectProblems({
+      unownedShards: unowned,
+      maxOverdueMs,
+      deadLetters,
+      clockSkewMs: here?.clockSkewMs ?? 0,
+      lagP99RecentMs: ctx.history.histogramBetween(now - RECENT_LAG_MS, now).p99Ms,
+      lagP99BeforeMs: ctx.history.histogramBetween(now - RECENT_LAG_MS - BEFORE_LAG_MS, now - RECENT_LAG_MS).p99Ms,
+    }),
   };
-}
-
-function risingLag(ctx: ApiContext): { recentMs: number; beforeMs: number } | null {
-  const recent = ctx.history.histogram(0.5).p99Ms;
-  const before = ctx.history.histogram(5).p99Ms;
-  if (recent === null || recent < RISING_LAG_FLOOR_MS) return null;
-  if (before !== null && recent <= before * 2 && before >= RISING_LAG_FLOOR_MS) return null;
-  return { recentMs: recent, beforeMs: before ?? 0 };
-}
-
-function problems(p: {
-  unowned: number;
-  maxOverdueMs: number;
-  deadLetters: { count: number; capped: boolean };
-  skewMs: number;
-  risingLag: { recentMs: number; beforeMs: number } | null;
-}): Problem[] {
-  const out: Problem[] = [];
-  if (p.unowned > 0) out.push({ kind: 'unowned_shards', severity: 'error', message: `${p.unowned} shard${p.unowned === 1 ? '' : 's'} without an owner: their runs do not fire` });
-  if (p.maxOverdueMs > OVERDUE_PROBLEM_MS) out.push({ kind: 'overdue', severity: 'error', message: `runs overdue by up to ${Math.round(p.maxOverdueMs)} ms` });
-  if (p.risingLag) out.push({ kind: 'rising_lag', severity: 'warn', message: `fire lag p99 rising: ${p.risingLag.recentMs.toFixed(1)} ms in the last 30 s` });
-  if (p.deadLetters.count > 0) out.push({ kind: 'dead_letters', severity: 'warn', message: `${p.deadLetters.count}${p.deadLetters.capped ? '+' : ''} dead letter${p.deadLetters.count === 1 ? '' : 's'}` });
-  if (Math.abs(p.skewMs) > SKEW_PROBLEM_MS) out.push({ kind: 'clock_skew', severity: 'warn', message: `clock skew with Postgres: ${Math.round(p.skewMs)} ms` });
-  return out;
 }
 
 export interface ShardMap {

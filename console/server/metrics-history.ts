@@ -129,11 +129,17 @@ export class MetricsHistory {
 
   /** The fire-lag histogram of everything fired in the last `minutes`. */
   histogram(minutes: number): LagHistogram {
-    const all = this.within(minutes);
+    const now = this.now();
+    return this.histogramBetween(now - minutes * 60_000, now);
+  }
+
+  /** The fire-lag histogram of what fired between two instants (epoch ms), as far as the samples reach. */
+  histogramBetween(fromMs: number, toMs: number): LagHistogram {
+    const all = this.samples().filter((s) => s.atMs >= fromMs && s.atMs <= toMs);
     const last = all[all.length - 1];
     if (!last) return { boundsMs: [], counts: [], p50Ms: null, p90Ms: null, p99Ms: null };
-    // The first sample of the ring has no predecessor: it counts from zero, which only
-    // includes fires from before the console started while the ring is still filling.
+    // One sample has no predecessor: count from zero, which only happens while
+    // the ring is filling (it then includes fires from before the console started).
     const first = all.length > 1 ? all[0] : { ...last, lag: { bounds: last.lag.bounds, counts: last.lag.counts.map(() => 0) } };
     const counts = bucketDeltas(first.lag, last.lag);
     const bounds = [...last.lag.bounds];

@@ -1,11 +1,13 @@
 /**
  * The web console's metrics arithmetic: histogram deltas and interpolated
  * quantiles (as Prometheus' histogram_quantile), and the ring buffer over a
- * real daemon Metrics registry on a fake clock.
+ * real daemon Metrics registry on a fake clock; the overview's problem
+ * indicators.
  */
 import { describe, expect, it } from 'vitest';
 import { bucketDeltas, quantile } from '../../console/server/lag-stats.js';
 import { MetricsHistory } from '../../console/server/metrics-history.js';
+import { detectProblems, isLagRising } from '../../console/server/problems.js';
 import { Metrics } from '../../daemon/metrics.js';
 
 describe('lag stats', () => {
@@ -52,5 +54,32 @@ describe('MetricsHistory', () => {
     now += 1_000;
     await history.sampleNow();
     expect(history.samples().map((x) => x.atMs)).toEqual([1_001_000, 1_002_000, 1_003_000]);
+  });
+});
+
+describe('overview problems', () => {
+  const calm = { unownedShards: 0, maxOverdueMs: 0, deadLetters: { count: 0, capped: false }, clockSkewMs: 3, lagP99RecentMs: 1, lagP99BeforeMs: 1 };
+
+  it('reports nothing when all is calm', () => {
+    expect(detectProblems(calm)).toEqual([]);
+  });
+
+  it('names each problem: unowned shards, overdue runs, dead letters, clock skew', () => {
+    const kinds = detectProblems({ ...calm, unownedShards: 2, maxOverdueMs: 4_000, deadLetters: { count: 1000, capped: true }, clockSkewMs: -250 });
+    expect(kinds.map((p) => [p.kind, p.message])).toEqual([
+      ['unowned_shards', '2 shards without an owner: their runs do not fire'],
+      ['overdue', 'runs overdue by up to 4000 ms'],
+      ['dead_letters', '1000+ dead letters'],
+      ['clock_skew', 'clock skew with Postgres: -250 ms'],
+    ]);
+  });
+
+  it('calls lag rising only above the floor and more than twice what it was', () => {
+    expect(isLagRising(null, 5)).toBe(false);
+    expect(isLagRising(20, 1)).toBe(false); // under the 25 ms floor
+    expect(isLagRising(60, 40)).toBe(false); // high, but not rising
+    expect(isLagRising(90, 40)).toBe(true);
+    expect(isLagRising(30, 1)).toBe(true);
+    expect(isLagRising(30, null)).toBe(true); // nothing fired before
   });
 });
