@@ -8,7 +8,8 @@
  *   cluster      membership and balanced assignment (Redis only)
  *   api          gRPC (Scheduler, Worker, Admin, health, reflection) + metrics
  *   console      the web console (console/server), when --console-address is
- *                set: a client of our own gRPC API, started once it serves
+ *                set: a client of our own gRPC API, listening from just after
+ *                the gRPC port opens (its pages show NOT_SERVING's state too)
  *
  * Life cycle: start() → checks the schema, opens the gRPC port (NOT_SERVING),
  * starts the engine and the leases (each acquired shard is loaded from
@@ -159,6 +160,8 @@ export class Daemon {
 
     this.grpc = await startGrpcServer(this.apiContext(), cfg.grpcAddress);
     if (cfg.metricsAddress) this.metricsServer = await serveMetrics(this.metrics, cfg.metricsAddress);
+    // Before any shard is taken: a console port already in use fails the start cleanly.
+    if (cfg.consoleAddress) this.consoleServer = await this.startConsole(cfg.consoleAddress);
 
     this.engine.start();
     this.leases.start();
@@ -189,7 +192,6 @@ export class Daemon {
     void this.measureSkew();
     this.gaugeTimer = setInterval(() => this.updateGauges(), 1000);
     await this.becomeReady(Date.now() + cfg.leaseTtlMs);
-    if (cfg.consoleAddress) this.consoleServer = await this.startConsole(cfg.consoleAddress);
     this.log.info(
       {
         grpc: `${cfg.grpcAddress.replace(/:\d+$/, '')}:${this.grpc.port}`,

@@ -72,10 +72,16 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleServer>
   });
   const idx = opts.address.lastIndexOf(':');
   const host = opts.address.slice(0, idx);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(Number(opts.address.slice(idx + 1)), host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(Number(opts.address.slice(idx + 1)), host, () => resolve());
+    });
+  } catch (err) {
+    client.close();
+    const why = (err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'the port is in use by another process' : (err as Error).message;
+    throw new Error(`--console-address ${opts.address}: cannot listen (${why}); pick another with --console-address host:port (port 0: any free port), or "" to turn the console off`);
+  }
   history.start();
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;

@@ -4,7 +4,8 @@
  * are refused with 400 naming the parameter; gRPC errors map to HTTP
  * statuses in one place (NOT_FOUND → 404, FAILED_PRECONDITION → 409 on the
  * operation); the front end and its vendored libraries are served from
- * dist, nothing outside it; the console is off unless asked for.
+ * dist, nothing outside it; the console is off unless asked for, and a
+ * console port in use fails the start saying what to do.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +49,15 @@ describe('web console JSON API', () => {
     expect(resolveConfig({ databaseUrl: 'postgres://x' }, {}).consoleAddress).toBe('');
     expect(() => resolveConfig({ databaseUrl: 'postgres://x', consoleAddress: 'nope' }, {})).toThrow(/--console-address: must be host:port/);
     expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('a console port in use fails the start with what to do, before any shard is taken', async () => {
+    const taken = new URL(base).port;
+    const err = await startDaemon({ databaseUrl: db.url, args: ['--member-id', 'console-api-2', '--console-address', `127.0.0.1:${taken}`] }).then(
+      () => null,
+      (e: unknown) => String(e),
+    );
+    expect(err).toMatch(/--console-address 127\.0\.0\.1:\d+: cannot listen \(the port is in use by another process\); pick another/);
   });
 
   it('answers 400 naming the parameter for a bad query parameter', async () => {
