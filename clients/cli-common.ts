@@ -1,6 +1,7 @@
 /** Shared plumbing of the CLI's client commands: connection options, parsers, error exit. */
 import { Command, InvalidArgumentError } from 'commander';
 import { DEFAULT_ADDRESS, TimelaneClient } from './client.js';
+import { connectionFromEnv } from './credentials.js';
 import { parseDuration, parseInstant } from './duration.js';
 import { errorLine } from './format.js';
 
@@ -24,7 +25,7 @@ export async function withClient(opts: ConnectionOptions, body: (client: Timelan
   let client: TimelaneClient | undefined;
   let failed = false;
   try {
-    client = new TimelaneClient(opts.address);
+    client = new TimelaneClient(opts.address, connectionFromEnv());
     await body(client);
   } catch (err) {
     failed = true;

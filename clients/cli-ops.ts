@@ -14,6 +14,7 @@
  * The actions are injectable (`OpsActions`) so argument parsing can be
  * tested without a daemon.
  */
+import { connectionFromEnv } from './credentials.js';
 import { Command } from 'commander';
 import { TimelaneClient } from './client.js';
 import { type ConnectionOptions, connectionOptions, nonNegativeIntArg, out, withClient } from './cli-common.js';
@@ -123,7 +124,7 @@ export async function collectShards(
   const addresses = memberAddresses(members, client.address).filter((a) => a !== client.address);
   const others = await Promise.all(
     addresses.map(async (address): Promise<ShardInfo[] | null> => {
-      const c = new TimelaneClient(address, { timeoutMs: 5_000 });
+      const c = new TimelaneClient(address, { ...connectionFromEnv(), timeoutMs: 5_000 });
       try {
         return await c.listShards();
       } catch (err) {

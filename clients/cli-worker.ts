@@ -3,6 +3,7 @@
  * smoke-test worker). `--discover` (the cluster default) follows the member
  * list; otherwise one stream per --address (sidecar: one localhost address).
  */
+import { connectionFromEnv } from './credentials.js';
 import { type Command, Option } from 'commander';
 import { collect, connectionOptions, type ConnectionOptions, durationArg, fail, intArg, out, rateArg } from './cli-common.js';
 import { clip, errorLine, payloadText, toJson } from './format.js';
@@ -46,6 +47,7 @@ function runWorker(opts: WorkerCommandOptions): Promise<void> {
   let worker: ReturnType<typeof createWorker>;
   try {
     worker = createWorker({
+      ...connectionFromEnv(),
       address: opts.address.split(',').map((a) => a.trim()).filter(Boolean),
       discover: opts.discover,
       discoverEveryMs: opts.discoverEvery,

@@ -6,6 +6,7 @@
  * with a TypeError or RangeError.
  */
 import * as grpc from '@grpc/grpc-js';
+import { tokenInterceptors } from './credentials.js';
 import type { BackfillJobResponse__Output as BackfillJobOut } from '../proto/gen/timelane/v1/BackfillJobResponse.js';
 import type { CancelJobResponse__Output as CancelJobOut } from '../proto/gen/timelane/v1/CancelJobResponse.js';
 import type { DrainMemberResponse__Output as DrainMemberOut } from '../proto/gen/timelane/v1/DrainMemberResponse.js';
@@ -89,8 +90,10 @@ import type {
 } from './types.js';
 
 export interface TimelaneClientOptions {
-  /** Default: insecure (plaintext). */
+  /** Default: insecure (plaintext). TLS: `tlsCredentials(…)` from credentials.ts. */
   credentials?: grpc.ChannelCredentials;
+  /** Bearer token sent with every call (a daemon with `--auth-file`). */
+  token?: string;
   /** Deadline for each call, in ms. Default 30,000; 0 for none. */
   timeoutMs?: number;
 }
@@ -119,8 +122,9 @@ export class TimelaneClient {
   ) {
     const pkg = timelaneV1();
     const credentials = opts.credentials ?? grpc.credentials.createInsecure();
-    this.scheduler = new pkg.Scheduler(address, credentials);
-    this.admin = new pkg.Admin(address, credentials, { channelOverride: this.scheduler.getChannel() });
+    const interceptors = tokenInterceptors(opts.token);
+    this.scheduler = new pkg.Scheduler(address, credentials, { interceptors });
+    this.admin = new pkg.Admin(address, credentials, { channelOverride: this.scheduler.getChannel(), interceptors });
     this.timeoutMs = opts.timeoutMs ?? 30_000;
   }
 

@@ -23,6 +23,7 @@ export interface DiscoveryResult {
 export interface DiscoveryOptions {
   seeds: string[];
   credentials?: grpc.ChannelCredentials;
+  token?: string;
   /** Deadline of one ListMembers call. */
   callTimeoutMs: number;
 }
@@ -118,7 +119,7 @@ export class MemberDiscovery {
   private client(address: string): TimelaneClient {
     let c = this.clients.get(address);
     if (!c) {
-      c = new TimelaneClient(address, { credentials: this.opts.credentials, timeoutMs: this.opts.callTimeoutMs });
+      c = new TimelaneClient(address, { credentials: this.opts.credentials, token: this.opts.token, timeoutMs: this.opts.callTimeoutMs });
       this.clients.set(address, c);
     }
     return c;

@@ -1,5 +1,6 @@
 /** Public API of the timelane client library. */
 export { TimelaneClient, DEFAULT_ADDRESS, type TimelaneClientOptions } from './client.js';
+export { tlsCredentials, bearerInterceptor, connectionFromEnv, type TlsOptions } from './credentials.js';
 export {
   createWorker,
   NonRetryableError,

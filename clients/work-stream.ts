@@ -12,6 +12,7 @@
  * handy in tests that answer with hand-made DeliveryRefs).
  */
 import * as grpc from '@grpc/grpc-js';
+import { tokenInterceptors } from './credentials.js';
 import type { WorkRequest } from '../proto/gen/timelane/v1/WorkRequest.js';
 import type { WorkResponse__Output } from '../proto/gen/timelane/v1/WorkResponse.js';
 import type { WorkerClient } from '../proto/gen/timelane/v1/Worker.js';
@@ -31,6 +32,8 @@ export interface SubscribeOptions {
 
 export interface WorkStreamOptions {
   credentials?: grpc.ChannelCredentials;
+  /** Bearer token (a daemon with `--auth-file`). */
+  token?: string;
 }
 
 /** How the call ended: grpc status code (0 = OK) and details. */
@@ -71,6 +74,7 @@ export function newWorkerClient(
   address: string,
   credentials?: grpc.ChannelCredentials,
   reconnect?: { initialMs: number; maxMs: number },
+  token?: string,
 ): WorkerClient {
   const options: grpc.ChannelOptions = {
     // HTTP/2's default 64 KB receive window makes a burst of deliveries wait for
@@ -79,6 +83,7 @@ export function newWorkerClient(
     // A single run may carry up to the daemon's --max-payload-bytes; runs are batched up to ~1 MiB.
     'grpc.max_receive_message_length': 64 * 1024 * 1024,
     ...(reconnect ? { 'grpc.initial_reconnect_backoff_ms': reconnect.initialMs, 'grpc.max_reconnect_backoff_ms': reconnect.maxMs } : {}),
+    interceptors: tokenInterceptors(token),
   };
   return new (timelaneV1().Worker)(address, credentials ?? grpc.credentials.createInsecure(), options);
 }
@@ -99,7 +104,7 @@ export class WorkStream {
   private ended: StreamEnd | undefined;
 
   constructor(target: string | WorkerClient, subscribe: SubscribeOptions, opts: WorkStreamOptions = {}) {
-    this.ownedClient = typeof target === 'string' ? newWorkerClient(target, opts.credentials) : undefined;
+    this.ownedClient = typeof target === 'string' ? newWorkerClient(target, opts.credentials, undefined, opts.token) : undefined;
     const client = this.ownedClient ?? (target as WorkerClient);
     this.call = client.work();
     let resolveFinished: (end: StreamEnd) => void = () => {};

@@ -72,6 +72,7 @@ export interface SessionOptions {
   handler: RunHandler;
   heartbeatEveryMs: number | undefined;
   credentials: grpc.ChannelCredentials | undefined;
+  token: string | undefined;
   reconnectInitialMs: number;
   reconnectMaxMs: number;
   stats: WorkerStats;
@@ -111,7 +112,7 @@ export class WorkerSession {
   private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly opts: SessionOptions) {
-    this.client = newWorkerClient(opts.address, opts.credentials, { initialMs: opts.reconnectInitialMs, maxMs: opts.reconnectMaxMs });
+    this.client = newWorkerClient(opts.address, opts.credentials, { initialMs: opts.reconnectInitialMs, maxMs: opts.reconnectMaxMs }, opts.token);
   }
 
   get address(): string {

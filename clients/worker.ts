@@ -68,8 +68,10 @@ export interface WorkerOptions {
   onError?: (err: Error, info: { address: string; runId?: string; discovery?: boolean }) => void;
   /** Every ack the daemons send (answers to Complete, Fail and Heartbeat). */
   onAck?: (ack: AckInfo) => void;
-  /** Default: insecure (plaintext). */
+  /** Default: insecure (plaintext). TLS: `tlsCredentials(…)`. */
   credentials?: grpc.ChannelCredentials;
+  /** Bearer token (a daemon with `--auth-file`; role worker). */
+  token?: string;
   /** How long `close()` waits for handlers in flight before aborting them. Default 10,000 ms. Also bounds the graceful close of a stream to a member that left. */
   closeTimeoutMs?: number;
   /** First reconnect delay; doubles (with jitter) up to `reconnectMaxMs`. Default 100 ms. */
@@ -122,6 +124,7 @@ export function createWorker(options: WorkerOptions): Worker {
       handler: options.handler,
       heartbeatEveryMs: options.heartbeatEveryMs,
       credentials: options.credentials,
+      token: options.token,
       reconnectInitialMs: options.reconnectInitialMs ?? 100,
       reconnectMaxMs: options.reconnectMaxMs ?? 5_000,
       stats,
@@ -153,7 +156,7 @@ export function createWorker(options: WorkerOptions): Worker {
 
   const discovery = options.discover
     ? new DiscoveryLoop(
-        new MemberDiscovery({ seeds: addresses, credentials: options.credentials, callTimeoutMs: 5_000 }),
+        new MemberDiscovery({ seeds: addresses, credentials: options.credentials, token: options.token, callTimeoutMs: 5_000 }),
         options.discoverEveryMs ?? 2_000,
         () => [...sessions.keys()],
         follow,

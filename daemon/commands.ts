@@ -8,6 +8,8 @@ import { OPTION_SPECS, resolveConfig, type DaemonConfig } from './config.js';
 import { Daemon } from './daemon.js';
 import { migrate } from './db/migrate.js';
 import type { EmbeddedHandle } from './db/embedded.js';
+import { hashToken, newToken, parseCredentials } from './security/credentials-file.js';
+import { ROLES } from './security/permissions.js';
 
 /** `timelane dev` serves the web console here unless told otherwise (`timelane daemon` serves none by default). */
 const DEV_CONSOLE_ADDRESS = '127.0.0.1:7080';
@@ -62,6 +64,11 @@ export function registerDaemonCommands(program: Command): void {
     try {
       const config = resolveConfig(flagsOf(cmd));
       if (!config.databaseUrl) throw new Error('--database-url / DATABASE_URL: is required (or use `timelane dev` for the embedded default)');
+      if (!config.authFile && !config.tlsClientCa && !config.insecure)
+        throw new Error(
+          'refusing to start open: anyone reaching the gRPC port could schedule, read payloads and move shards. ' +
+            'Give --auth-file (tokens; `timelane token create`) and/or --tls-client-ca (mTLS), or --insecure to run open on purpose',
+        );
       await runUntilSignal(new Daemon(config));
     } catch (err) {
       fail(err);
@@ -105,8 +112,9 @@ export function registerDaemonCommands(program: Command): void {
           '',
           `timelane dev is running (embedded PostgreSQL data in ${o.dataDir}, port ${o.pgPort})`,
           `  gRPC     ${addr}   (grpcurl -plaintext ${addr} list)`,
-          `  metrics  ${config.metricsAddress ? `http://${config.metricsAddress}/metrics` : 'disabled'}`,
+          `  metrics  ${config.metricsAddress ? `http${config.tlsCert ? 's' : ''}://${config.metricsAddress}/metrics` : 'disabled'}`,
           `  console  ${daemon.consoleUrl ?? 'disabled'}`,
+          config.authFile || config.tlsClientCa ? `  auth     ${config.authFile ? 'tokens' : ''}${config.authFile && config.tlsClientCa ? ' + ' : ''}${config.tlsClientCa ? 'client certificates' : ''}` : '  auth     OPEN (dev mode: no authentication; every caller is an admin)',
           '  try, in another terminal:',
           '    npx timelane worker --queue demo',
           `    npx timelane schedule --queue demo --in 500ms --payload '{"hello":1}'`,
@@ -119,6 +127,34 @@ export function registerDaemonCommands(program: Command): void {
       fail(err);
     }
   });
+
+  const token = program.command('token').description('bearer tokens for --auth-file (the file keeps only their SHA-256)');
+  token
+    .command('create')
+    .description('make a new random token; prints it once, and the entry to add to the credentials file')
+    .requiredOption('--name <name>', 'who holds it (shown in audit lines)')
+    .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
+    .option('--namespace <ns>', 'its namespace ("*": every namespace; default "*" for admin)')
+    .action((o: { name: string; role: string; namespace?: string }) => {
+      try {
+        const value = newToken();
+        const entry = { name: o.name, sha256: hashToken(value), role: o.role, namespace: o.namespace ?? (o.role === 'admin' ? '*' : undefined) };
+        parseCredentials(JSON.stringify({ tokens: [entry] }), 'token'); // same checks as the daemon's
+        process.stdout.write(`token (shown once; give it to the client as TIMELANE_TOKEN or TIMELANE_TOKEN_FILE):\n${value}\n\nadd to "tokens" in the credentials file:\n${JSON.stringify(entry)}\n`);
+      } catch (err) {
+        fail(err);
+      }
+    });
+  token
+    .command('hash')
+    .description('print the SHA-256 of a token read from stdin (for a token you made yourself)')
+    .action(async () => {
+      const chunks: Buffer[] = [];
+      for await (const c of process.stdin) chunks.push(c as Buffer);
+      const value = Buffer.concat(chunks).toString('utf8').trim();
+      if (!value) fail(new Error('no token on stdin'));
+      process.stdout.write(`${hashToken(value)}\n`);
+    });
 
   program
     .command('migrate')

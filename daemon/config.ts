@@ -3,6 +3,7 @@
  * default, environment variable and meaning. Flags override environment,
  * environment overrides defaults. Validated at start-up with a clear message.
  */
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 
 /** Claim this long before due (the release gate hands the run out exactly at due). */
@@ -25,6 +26,8 @@ export interface DaemonConfig {
   grpcAddress: string;
   /** Address peers and clients use to reach this daemon (defaults to grpcAddress). */
   advertiseAddress: string;
+  /** Plaintext gRPC listener serving only grpc.health.v1 (kubelet probes cannot speak TLS); empty disables. */
+  healthAddress: string;
   /** Prometheus metrics listen address host:port; empty disables. */
   metricsAddress: string;
   /** Web console listen address host:port (port 0: any free port); empty disables (the production default; `timelane dev` turns it on). */
@@ -63,6 +66,17 @@ export interface DaemonConfig {
   logLevel: string;
   /** Log format: json (production) or pretty (human-readable, `timelane dev`'s default). */
   logFormat: string;
+  /** PEM certificate and key of the gRPC and metrics listeners; empty: plaintext. */
+  tlsCert: string;
+  tlsKey: string;
+  /** PEM CA: clients must present a certificate it signed (mTLS). */
+  tlsClientCa: string;
+  /** How often certificate and credentials files are re-read, in ms. */
+  tlsReloadMs: number;
+  /** Credentials file: hashed tokens and certificate subjects with their role and namespace. */
+  authFile: string;
+  /** Run with no authentication at all (a production daemon refuses to without it). */
+  insecure: boolean;
 }
 
 export interface OptionSpec {
@@ -83,6 +97,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'memberId', flag: '--member-id <id>', env: 'TIMELANE_MEMBER_ID', description: 'unique member id of this daemon', default: `${os.hostname()}-${process.pid}` },
   { key: 'grpcAddress', flag: '--grpc-address <host:port>', env: 'TIMELANE_GRPC_ADDRESS', description: 'gRPC listen address', default: '127.0.0.1:7070' },
   { key: 'advertiseAddress', flag: '--advertise-address <host:port>', env: 'TIMELANE_ADVERTISE_ADDRESS', description: 'address clients use to reach this daemon (default: grpc address)', default: '' },
+  { key: 'healthAddress', flag: '--health-address <host:port>', env: 'TIMELANE_HEALTH_ADDRESS', description: 'plaintext listener with only the gRPC health service, for probes that cannot speak TLS (kubelet); "" disables', default: '' },
   { key: 'metricsAddress', flag: '--metrics-address <host:port>', env: 'TIMELANE_METRICS_ADDRESS', description: 'Prometheus /metrics listen address; "" disables', default: '127.0.0.1:9464' },
   { key: 'consoleAddress', flag: '--console-address <host:port>', env: 'TIMELANE_CONSOLE_ADDRESS', description: 'web console listen address (port 0: any free port); "" disables. Off in `daemon`, 127.0.0.1:7080 in `dev`', default: '' },
   { key: 'shardCount', flag: '--shard-count <n>', env: 'TIMELANE_SHARD_COUNT', description: 'shards created by `migrate` on a new cluster (fixed afterwards)', default: 64 },
@@ -102,6 +117,12 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'migrateOnStart', flag: '--migrate-on-start', env: 'TIMELANE_MIGRATE_ON_START', description: 'apply migrations at start (dev); production runs `timelane migrate`', default: false },
   { key: 'logLevel', flag: '--log-level <level>', env: 'TIMELANE_LOG_LEVEL', description: 'fatal|error|warn|info|debug|trace|silent', default: 'info' },
   { key: 'logFormat', flag: '--log-format <format>', env: 'TIMELANE_LOG_FORMAT', description: 'json (one object per line) or pretty (human-readable; `timelane dev` defaults to it)', default: 'json' },
+  { key: 'tlsCert', flag: '--tls-cert <file>', env: 'TIMELANE_TLS_CERT', description: 'PEM certificate of the gRPC and metrics listeners (with --tls-key); unset => plaintext', default: '' },
+  { key: 'tlsKey', flag: '--tls-key <file>', env: 'TIMELANE_TLS_KEY', description: 'PEM private key of --tls-cert', default: '' },
+  { key: 'tlsClientCa', flag: '--tls-client-ca <file>', env: 'TIMELANE_TLS_CLIENT_CA', description: 'PEM CA: gRPC clients must present a certificate it signed (mTLS)', default: '' },
+  { key: 'tlsReloadMs', flag: '--tls-reload-ms <ms>', env: 'TIMELANE_TLS_RELOAD_MS', description: 'how often certificate and credentials files are re-read (renewals need no restart)', default: 60_000 },
+  { key: 'authFile', flag: '--auth-file <file>', env: 'TIMELANE_AUTH_FILE', description: 'credentials file: SHA-256 of bearer tokens and certificate subjects, each with a role and a namespace', default: '' },
+  { key: 'insecure', flag: '--insecure', env: 'TIMELANE_INSECURE', description: 'run with no authentication (a production daemon refuses to start open without it)', default: false },
 ];
 
 const NUMERIC_LIMITS: Partial<Record<keyof DaemonConfig, [number, number]>> = {
@@ -116,6 +137,7 @@ const NUMERIC_LIMITS: Partial<Record<keyof DaemonConfig, [number, number]>> = {
   reapIntervalMs: [50, 60_000],
   membershipIntervalMs: [100, 60_000],
   defaultRunLeaseMs: [1_000, 3_600_000],
+  tlsReloadMs: [100, 86_400_000],
   maxPayloadBytes: [1_024, 16_777_216],
 };
 
@@ -124,6 +146,9 @@ export function resolveConfig(flags: Partial<Record<keyof DaemonConfig, unknown>
   const out: Record<string, unknown> = {};
   for (const spec of OPTION_SPECS) {
     let raw: unknown = spec.default;
+    // Secrets from files: X_FILE holds the path of X's value (Kubernetes Secrets, systemd credentials).
+    const fileVar = env[`${spec.env}_FILE`];
+    if (fileVar) raw = readSettingFile(`${spec.env}_FILE`, fileVar);
     if (env[spec.env] !== undefined && env[spec.env] !== '') raw = env[spec.env];
     if (flags[spec.key] !== undefined) raw = flags[spec.key];
     out[spec.key] = coerce(spec, raw);
@@ -132,6 +157,14 @@ export function resolveConfig(flags: Partial<Record<keyof DaemonConfig, unknown>
   if (!cfg.advertiseAddress) cfg.advertiseAddress = cfg.grpcAddress;
   validateConfig(cfg);
   return cfg;
+}
+
+function readSettingFile(name: string, file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new Error(`${name}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
 }
 
 function coerce(spec: OptionSpec, raw: unknown): string | number | boolean {
@@ -159,9 +192,13 @@ export function validateConfig(cfg: DaemonConfig): void {
   if (cfg.logFormat !== 'json' && cfg.logFormat !== 'pretty') throw new Error(`--log-format: must be json or pretty (got "${cfg.logFormat}")`);
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(cfg.memberId)) throw new Error(`--member-id: 1..64 chars of [A-Za-z0-9_.-] (got "${cfg.memberId}")`);
   if (!/^[^:]+:\d+$|^\[[^\]]+\]:\d+$/.test(cfg.grpcAddress)) throw new Error(`--grpc-address: must be host:port (got "${cfg.grpcAddress}")`);
+  if (cfg.healthAddress && !/^[^:]+:\d+$/.test(cfg.healthAddress)) throw new Error(`--health-address: must be host:port or "" (got "${cfg.healthAddress}")`);
   if (cfg.metricsAddress && !/^[^:]+:\d+$/.test(cfg.metricsAddress)) throw new Error(`--metrics-address: must be host:port or "" (got "${cfg.metricsAddress}")`);
   if (cfg.consoleAddress && !/^[^:]+:\d+$/.test(cfg.consoleAddress)) throw new Error(`--console-address: must be host:port or "" (got "${cfg.consoleAddress}")`);
   if (cfg.reapIntervalMs > cfg.defaultRunLeaseMs) throw new Error('--reap-interval-ms: must not exceed --default-run-lease-ms');
+  if (!cfg.tlsCert !== !cfg.tlsKey) throw new Error('--tls-cert / --tls-key: give both, or neither');
+  if (cfg.tlsClientCa && !cfg.tlsCert) throw new Error('--tls-client-ca: needs --tls-cert and --tls-key (mTLS is TLS with client certificates)');
+  if (cfg.insecure && (cfg.authFile || cfg.tlsClientCa)) throw new Error('--insecure: contradicts --auth-file / --tls-client-ca (drop one)');
   if (cfg.loadIntervalMs * 2 > cfg.windowMs) throw new Error('--load-interval-ms: must be at most half of --window-ms');
 }
 

@@ -38,6 +38,7 @@ import { SchedulingService } from './scheduling/scheduling-service.js';
 import { PostgresPermits, RedisPermits } from './dispatch/queue-limits.js';
 import { RecurringService } from './recurring/recurring-service.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
+import { listenerSecurity, type ListenerSecurity } from './security/listener-security.js';
 import type { ApiContext } from './grpc/context.js';
 import { measureClockSkew } from './clock-skew.js';
 import { ClusterMember } from './cluster/cluster-member.js';
@@ -70,6 +71,7 @@ export class Daemon {
   private grpc: GrpcServer | null = null;
   private metricsServer: http.Server | null = null;
   private consoleServer: ConsoleServer | null = null;
+  private security: ListenerSecurity | null = null;
   private skewTimer: NodeJS.Timeout | null = null;
   private gaugeTimer: NodeJS.Timeout | null = null;
   /** Set when Redis is configured: membership and balanced assignment. */
@@ -158,8 +160,10 @@ export class Daemon {
       forgetRun: (runId) => this.engine.forget(runId),
     });
 
-    this.grpc = await startGrpcServer(this.apiContext(), cfg.grpcAddress);
-    if (cfg.metricsAddress) this.metricsServer = await serveMetrics(this.metrics, cfg.metricsAddress);
+    this.security = listenerSecurity(cfg, this.log);
+    this.grpc = await startGrpcServer(this.apiContext(), cfg.grpcAddress, { credentials: this.security.grpcCredentials, interceptor: this.security.interceptor }, cfg.healthAddress);
+    if (cfg.metricsAddress) this.metricsServer = await serveMetrics(this.metrics, cfg.metricsAddress, this.security.tls, this.log);
+    if (this.security.summary.auth === 'open') this.log.warn('running OPEN: no authentication, every caller is an admin (dev mode or --insecure)');
     // Before any shard is taken: a console port already in use fails the start cleanly.
     if (cfg.consoleAddress) this.consoleServer = await this.startConsole(cfg.consoleAddress);
 
@@ -197,8 +201,10 @@ export class Daemon {
         grpc: `${cfg.grpcAddress.replace(/:\d+$/, '')}:${this.grpc.port}`,
         metrics: cfg.metricsAddress || null,
         console: this.consoleUrl,
+        health: this.grpc.healthPort ? `${cfg.healthAddress.replace(/:\d+$/, '')}:${this.grpc.healthPort}` : null,
         shards: this.shardCount,
         leases: this.backend.kind,
+        ...this.security.summary,
       },
       'timelane daemon started',
     );
@@ -245,6 +251,7 @@ export class Daemon {
     await this.engine?.stop();
     await this.grpc?.stop(2_000);
     if (this.metricsServer) await new Promise<void>((r) => this.metricsServer?.close(() => r()));
+    this.security?.stop();
     await this.backend?.close();
     this.redis?.disconnect();
     await this.engine?.answers.settled(); // expiries of the streams grpc.stop closed

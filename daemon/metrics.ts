@@ -2,6 +2,9 @@
  * Prometheus metrics (prom-client), one registry per daemon so tests can run
  * several in one process. Served on --metrics-address at /metrics.
  */
+import https from 'node:https';
+import { readTlsFiles, watchHttpsContext, type TlsFiles } from './security/tls.js';
+import type { Logger } from './log.js';
 import http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -50,12 +53,12 @@ export class Metrics {
   }
 }
 
-/** Serves /metrics; resolves with the bound port. */
-export async function serveMetrics(metrics: Metrics, address: string): Promise<http.Server> {
+/** Serves /metrics (over HTTPS with `tls`, its certificate re-read as it changes). */
+export async function serveMetrics(metrics: Metrics, address: string, tls: TlsFiles | null = null, log?: Logger): Promise<http.Server> {
   const idx = address.lastIndexOf(':');
   const host = address.slice(0, idx);
   const port = Number(address.slice(idx + 1));
-  const server = http.createServer((req, res) => {
+  const handler: http.RequestListener = (req, res) => {
     if (req.url !== '/metrics') {
       res.writeHead(404).end('see /metrics\n');
       return;
@@ -64,7 +67,16 @@ export async function serveMetrics(metrics: Metrics, address: string): Promise<h
       .metrics()
       .then((body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body))
       .catch((err: unknown) => res.writeHead(500).end(String(err)));
-  });
+  };
+  let server: http.Server;
+  if (tls) {
+    const secure = https.createServer(readTlsFiles(tls), handler);
+    if (log) {
+      const stopWatching = watchHttpsContext(secure, tls, log);
+      secure.once('close', stopWatching);
+    }
+    server = secure;
+  } else server = http.createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

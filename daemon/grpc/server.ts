@@ -2,7 +2,7 @@
  * The gRPC server: Scheduler, Worker, Admin, the standard grpc.health.v1
  * service and server reflection (so grpcurl works without the protos).
  */
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { Server, ServerCredentials, type ServerInterceptor } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
 import { loadTimelaneProto } from '../../clients/proto.js';
@@ -15,6 +15,8 @@ export interface GrpcServer {
   server: Server;
   health: HealthImplementation;
   port: number;
+  /** The plaintext health-only listener's port (0: none). */
+  healthPort: number;
   setServing(serving: boolean): void;
   stop(graceMs: number): Promise<void>;
 }
@@ -24,9 +26,19 @@ const SERVICES = ['', 'timelane.v1.Scheduler', 'timelane.v1.Worker', 'timelane.v
 /** Liveness: SERVING whenever the process answers at all (a restart cures nothing else). */
 export const LIVENESS_SERVICE = 'timelane.liveness';
 
-export async function startGrpcServer(ctx: ApiContext, address: string): Promise<GrpcServer> {
+export interface GrpcSecurity {
+  credentials: ServerCredentials;
+  /** Authentication and authorisation of every call (daemon/security/authorize.ts). */
+  interceptor: ServerInterceptor;
+}
+
+function bind(server: Server, address: string, credentials: ServerCredentials): Promise<number> {
+  return new Promise<number>((resolve, reject) => server.bindAsync(address, credentials, (err, p) => (err ? reject(err) : resolve(p))));
+}
+
+export async function startGrpcServer(ctx: ApiContext, address: string, security?: GrpcSecurity, healthAddress = ''): Promise<GrpcServer> {
   const { pkg, packageDefinition } = loadTimelaneProto();
-  const server = new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  const server = new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, interceptors: security ? [security.interceptor] : [] });
   server.addService(pkg.Scheduler.service, schedulerHandlers(ctx));
   server.addService(pkg.Worker.service, workerHandlers(ctx));
   server.addService(pkg.Admin.service, adminHandlers(ctx));
@@ -36,17 +48,21 @@ export async function startGrpcServer(ctx: ApiContext, address: string): Promise
   });
   health.addToServer(server);
   new ReflectionService(packageDefinition).addToServer(server);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(address, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
+  const port = await bind(server, address, security?.credentials ?? ServerCredentials.createInsecure());
+  // Health only, plaintext, no credential: what a kubelet gRPC probe can reach.
+  const healthServer = healthAddress ? new Server() : null;
+  if (healthServer) health.addToServer(healthServer);
+  const healthPort = healthServer ? await bind(healthServer, healthAddress, ServerCredentials.createInsecure()) : 0;
   return {
     server,
     health,
     port,
+    healthPort,
     setServing(serving) {
       for (const s of SERVICES) health.setStatus(s, serving ? 'SERVING' : 'NOT_SERVING');
     },
     async stop(graceMs) {
+      healthServer?.forceShutdown();
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => {
           server.forceShutdown();

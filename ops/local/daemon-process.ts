@@ -72,8 +72,10 @@ export class DaemonProcess {
     if (!extra.includes('--grpc-address')) args.push('--grpc-address', '127.0.0.1:0');
     if (!extra.includes('--metrics-address')) args.push('--metrics-address', '');
     args.push(...extra);
+    // Local daemons (tests, benchmarks, local clusters) run open unless given credentials.
+    const secured = extra.includes('--auth-file') || extra.includes('--tls-client-ca') || opts.env?.TIMELANE_AUTH_FILE !== undefined;
     const child = spawn(process.execPath, args, {
-      env: { ...process.env, TIMELANE_LOG_LEVEL: process.env.TIMELANE_LOG_LEVEL ?? 'info', ...opts.env },
+      env: { ...process.env, TIMELANE_LOG_LEVEL: process.env.TIMELANE_LOG_LEVEL ?? 'info', ...(secured ? {} : { TIMELANE_INSECURE: '1' }), ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const d = new DaemonProcess(child, opts.echo ?? false);

@@ -79,7 +79,11 @@ start() {
     mport=$(( METRICS_BASE_PORT + k ))
     local redis_flags=()
     [[ -z "${REDIS_URL:-}" ]] || redis_flags=(--redis-url "$REDIS_URL")
-    nohup "${TIMELANE_CMD[@]}" daemon \
+    # A local cluster on this host runs open (TIMELANE_INSECURE), unless the
+    # caller set TIMELANE_AUTH_FILE or passes --auth-file / --tls-client-ca.
+    local open_env=(TIMELANE_INSECURE=1)
+    [[ -z "${TIMELANE_AUTH_FILE:-}" && " $* " != *" --auth-file "* && " $* " != *" --tls-client-ca "* ]] || open_env=()
+    nohup env "${open_env[@]}" "${TIMELANE_CMD[@]}" daemon \
       --database-url "$DATABASE_URL" "${redis_flags[@]}" \
       --member-id "$id" \
       --grpc-address "$HOST:$port" \

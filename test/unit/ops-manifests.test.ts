@@ -53,10 +53,12 @@ interface Container {
   startupProbe?: Probe;
   readinessProbe?: Probe;
   livenessProbe?: Probe;
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 }
 interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
+  volumes?: { name: string; secret?: { secretName: string } }[];
 }
 interface K8sObject {
   apiVersion: string;
@@ -258,23 +260,36 @@ describe('ops/k8s manifests', () => {
     expect(isLoopback(config.grpcAddress), `${c.name}: probes need a non-loopback gRPC address`).toBe(false);
     expect(isLoopback(config.advertiseAddress) || config.advertiseAddress.startsWith('0.0.0.0'), `${c.name}: advertise a reachable address`).toBe(false);
     expect(config.metricsAddress === '' || isLoopback(config.metricsAddress), `${c.name}: metrics must be scrapeable`).toBe(false);
+    // Secured: TLS, and tokens and/or client certificates, each file mounted from a Secret.
+    expect(config.insecure, `${c.name}: never --insecure`).toBe(false);
+    expect(config.tlsCert, `${c.name}: TLS on`).not.toBe('');
+    expect(config.authFile || config.tlsClientCa, `${c.name}: tokens or client certificates`).not.toBe('');
+    const secretMounts = (c.volumeMounts ?? [])
+      .filter((m) => (w.obj.spec?.template?.spec?.volumes ?? []).find((v) => v.name === m.name)?.secret !== undefined)
+      .map((m) => m.mountPath);
+    for (const file of [config.tlsCert, config.tlsKey, config.authFile, config.tlsClientCa].filter(Boolean))
+      expect(secretMounts.some((dir) => file.startsWith(`${dir}/`)), `${c.name}: ${file} is in a Secret volume`).toBe(true);
   });
 
   it.each(workloads.filter((w) => w.obj.kind !== 'Job').map((w) => [`${w.obj.kind}/${w.obj.metadata.name}`, w] as const))(
-    '%s: probes use grpc on the gRPC port, ports are declared',
+    '%s: probes use grpc on the health port (plaintext: kubelet probes speak no TLS), ports are declared',
     (_label, w) => {
       const c = w.container;
       const podName = `${w.obj.metadata.name}-0`;
       const config = resolveConfig(parseFlags(cliArgv(w, podName).slice(1)), resolvedEnv(c, podName));
       const grpcPort = portOf(config.grpcAddress);
-      expect(c.readinessProbe?.grpc?.port, `${c.name}: readinessProbe`).toBe(grpcPort);
-      expect(c.livenessProbe?.grpc?.port, `${c.name}: livenessProbe`).toBe(grpcPort);
+      const probePort = config.tlsCert ? portOf(config.healthAddress) : grpcPort;
+      expect(probePort, `${c.name}: a TLS daemon needs --health-address for its probes`).toBeGreaterThan(0);
+      expect(isLoopback(config.healthAddress), `${c.name}: the kubelet reaches the health port`).toBe(false);
+      expect(c.readinessProbe?.grpc?.port, `${c.name}: readinessProbe`).toBe(probePort);
+      expect(c.livenessProbe?.grpc?.port, `${c.name}: livenessProbe`).toBe(probePort);
       // Readiness is the daemon's overall health (SERVING once its shards are held); liveness a service of its own.
       expect(c.readinessProbe?.grpc?.service ?? '', `${c.name}: readinessProbe service`).toBe('');
       expect(c.livenessProbe?.grpc?.service, `${c.name}: livenessProbe service`).toBe(LIVENESS_SERVICE);
-      if (c.startupProbe) expect(c.startupProbe.grpc?.port, `${c.name}: startupProbe`).toBe(grpcPort);
+      if (c.startupProbe) expect(c.startupProbe.grpc?.port, `${c.name}: startupProbe`).toBe(probePort);
       const ports = (c.ports ?? []).map((p) => p.containerPort);
       expect(ports).toContain(grpcPort);
+      expect(ports).toContain(probePort);
       expect(ports).toContain(portOf(config.metricsAddress));
       expect(portOf(config.advertiseAddress)).toBe(grpcPort);
     },

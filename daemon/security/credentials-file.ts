@@ -1,0 +1,123 @@
+/**
+ * The credentials file (`--auth-file`): who may call, with which role, in
+ * which namespace. Bearer tokens are stored as SHA-256 hashes (the file never
+ * holds a usable secret); mTLS identities by certificate subject CN.
+ *
+ *   { "tokens":     [{ "name": "billing-api", "sha256": "<hex>", "role": "scheduler", "namespace": "billing" }],
+ *     "identities": [{ "name": "fraud-worker", "subject": "fraud-worker", "role": "worker", "namespace": "fraud" }] }
+ *
+ * States: the table in use is the last file that parsed. A reload that fails
+ * keeps the previous table (and is logged): a typo while editing must not
+ * lock every client out.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, unwatchFile, watchFile } from 'node:fs';
+import type { Logger } from '../log.js';
+import { isRole, ROLES, type Role } from './permissions.js';
+
+/** An authenticated caller. */
+export interface Principal {
+  name: string;
+  role: Role;
+  namespace: string;
+  /** How it was recognised. */
+  via: 'token' | 'certificate' | 'open';
+}
+
+export interface CredentialTable {
+  byTokenHash: ReadonlyMap<string, Principal>;
+  bySubject: ReadonlyMap<string, Principal>;
+}
+
+export const EMPTY_TABLE: CredentialTable = { byTokenHash: new Map(), bySubject: new Map() };
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** A new random bearer token (256 bits, URL-safe): `timelane token create`. */
+export function newToken(): string {
+  return `tl_${randomBytes(32).toString('base64url')}`;
+}
+
+const NAMESPACE_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Parses and checks a credentials file's text; errors name the entry and field. */
+export function parseCredentials(text: string, source: string): CredentialTable {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${source}: not JSON (${(err as Error).message})`);
+  }
+  if (typeof doc !== 'object' || doc === null) throw new Error(`${source}: must be an object with "tokens" and/or "identities"`);
+  const d = doc as { tokens?: unknown; identities?: unknown };
+  const byTokenHash = new Map<string, Principal>();
+  const bySubject = new Map<string, Principal>();
+  const names = new Set<string>();
+  const entry = (e: unknown, where: string, key: 'sha256' | 'subject'): { principal: Principal; key: string } => {
+    if (typeof e !== 'object' || e === null) throw new Error(`${where}: must be an object`);
+    const o = e as Record<string, unknown>;
+    if (typeof o.name !== 'string' || o.name === '') throw new Error(`${where}.name: required`);
+    if (names.has(o.name)) throw new Error(`${where}.name: "${o.name}" is used twice`);
+    names.add(o.name);
+    if (!isRole(o.role)) throw new Error(`${where}.role: one of ${ROLES.join(', ')} (got ${JSON.stringify(o.role)})`);
+    const namespace = o.namespace ?? (o.role === 'admin' ? '*' : undefined);
+    if (typeof namespace !== 'string' || (namespace !== '*' && !NAMESPACE_RE.test(namespace)))
+      throw new Error(`${where}.namespace: 1..64 chars of [A-Za-z0-9_.-], or "*" for every namespace (got ${JSON.stringify(o.namespace)})`);
+    const k = o[key];
+    if (key === 'sha256' && (typeof k !== 'string' || !/^[0-9a-f]{64}$/.test(k)))
+      throw new Error(`${where}.sha256: the token's SHA-256 as 64 lowercase hex digits (\`timelane token hash\`); never the token itself`);
+    if (key === 'subject' && (typeof k !== 'string' || k === '')) throw new Error(`${where}.subject: the client certificate's subject CN`);
+    return { principal: { name: o.name, role: o.role, namespace, via: key === 'sha256' ? 'token' : 'certificate' }, key: k as string };
+  };
+  if (d.tokens !== undefined) {
+    if (!Array.isArray(d.tokens)) throw new Error(`${source}: "tokens" must be an array`);
+    d.tokens.forEach((t, i) => {
+      const { principal, key } = entry(t, `${source}: tokens[${i}]`, 'sha256');
+      byTokenHash.set(key, principal);
+    });
+  }
+  if (d.identities !== undefined) {
+    if (!Array.isArray(d.identities)) throw new Error(`${source}: "identities" must be an array`);
+    d.identities.forEach((t, i) => {
+      const { principal, key } = entry(t, `${source}: identities[${i}]`, 'subject');
+      if (bySubject.has(key)) throw new Error(`${source}: identities[${i}].subject: "${key}" is used twice`);
+      bySubject.set(key, principal);
+    });
+  }
+  return { byTokenHash, bySubject };
+}
+
+/** The credentials file, read at start (errors stop the daemon) and re-read when it changes. */
+export class CredentialsFile {
+  private table: CredentialTable;
+
+  constructor(
+    private readonly path: string,
+    private readonly log: Logger,
+    private readonly pollMs: number,
+  ) {
+    this.table = parseCredentials(readFileSync(path, 'utf8'), path);
+  }
+
+  get current(): CredentialTable {
+    return this.table;
+  }
+
+  start(): void {
+    watchFile(this.path, { interval: this.pollMs, persistent: false }, (cur, prev) => {
+      if (cur.mtimeMs === prev.mtimeMs && cur.size === prev.size) return;
+      try {
+        this.table = parseCredentials(readFileSync(this.path, 'utf8'), this.path);
+        this.log.info({ file: this.path, tokens: this.table.byTokenHash.size, identities: this.table.bySubject.size }, 'credentials reloaded');
+      } catch (err) {
+        this.log.error({ err: (err as Error).message }, 'credentials file not reloaded; the previous one stays in force');
+      }
+    });
+  }
+
+  stop(): void {
+    unwatchFile(this.path);
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The authorisation table and the gate's decisions (pure): every RPC of the
+ * API is named in the table, each role gets exactly its permissions, and
+ * every way a credential can be missing, malformed, unknown or too weak
+ * gets the right status.
+ */
+import { Metadata, status } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { loadTimelaneProto } from '../../clients/proto.js';
+import { decide } from '../../daemon/security/authorize.js';
+import { hashToken, newToken, parseCredentials } from '../../daemon/security/credentials-file.js';
+import { METHOD_PERMISSIONS, permissionOf, roleAllows } from '../../daemon/security/permissions.js';
+
+const table = parseCredentials(
+  JSON.stringify({
+    tokens: [
+      { name: 'ops', sha256: hashToken('admin-token'), role: 'admin' },
+      { name: 'billing-api', sha256: hashToken('sched-token'), role: 'scheduler', namespace: 'billing' },
+      { name: 'billing-worker', sha256: hashToken('work-token'), role: 'worker', namespace: 'billing' },
+      { name: 'dashboards', sha256: hashToken('read-token'), role: 'reader', namespace: 'billing' },
+    ],
+    identities: [{ name: 'fraud-worker', subject: 'fraud-worker.internal', role: 'worker', namespace: 'fraud' }],
+  }),
+  'test',
+);
+
+const md = (token?: string): Metadata => {
+  const m = new Metadata();
+  if (token !== undefined) m.set('authorization', token);
+  return m;
+};
+
+describe('permission table', () => {
+  it('names every method of every timelane service (a new RPC must be placed)', () => {
+    const { pkg } = loadTimelaneProto();
+    const paths = [pkg.Scheduler, pkg.Worker, pkg.Admin].flatMap((svc) => Object.values(svc.service).map((m) => m.path));
+    expect(paths.length).toBeGreaterThan(20);
+    for (const p of paths) expect(Object.keys(METHOD_PERMISSIONS), p).toContain(p);
+  });
+
+  it('an unknown method needs admin', () => {
+    expect(permissionOf('/timelane.v1.Scheduler/SomethingNew')).toBe('admin');
+  });
+
+  it('roles grant what the README says', () => {
+    expect(roleAllows('scheduler', 'schedule')).toBe(true);
+    expect(roleAllows('scheduler', 'read')).toBe(true);
+    expect(roleAllows('scheduler', 'work')).toBe(false);
+    expect(roleAllows('scheduler', 'admin')).toBe(false);
+    expect(roleAllows('worker', 'work')).toBe(true);
+    expect(roleAllows('worker', 'schedule')).toBe(false);
+    expect(roleAllows('worker', 'read')).toBe(false);
+    expect(roleAllows('reader', 'read')).toBe(true);
+    expect(roleAllows('reader', 'schedule')).toBe(false);
+    for (const p of ['public', 'read', 'schedule', 'work', 'admin'] as const) expect(roleAllows('admin', p)).toBe(true);
+  });
+});
+
+describe('the gate', () => {
+  const SCHEDULE = '/timelane.v1.Scheduler/Schedule';
+  const MOVE = '/timelane.v1.Admin/MoveShard';
+  const HEALTH = '/grpc.health.v1.Health/Check';
+
+  it('open mode lets everything through as an admin', () => {
+    const v = decide(MOVE, md(), undefined, null);
+    expect(v).toMatchObject({ ok: true, principal: { role: 'admin', via: 'open' } });
+  });
+
+  it('no credential: UNAUTHENTICATED, except health checks', () => {
+    expect(decide(SCHEDULE, md(), undefined, table)).toMatchObject({ ok: false, code: status.UNAUTHENTICATED });
+    expect(decide(HEALTH, md(), undefined, table)).toMatchObject({ ok: true });
+  });
+
+  it('malformed or unknown token: UNAUTHENTICATED, saying which', () => {
+    expect(decide(SCHEDULE, md('Basic abc'), undefined, table)).toMatchObject({ ok: false, code: status.UNAUTHENTICATED, details: expect.stringMatching(/Bearer/) });
+    expect(decide(SCHEDULE, md('Bearer nope'), undefined, table)).toMatchObject({ ok: false, code: status.UNAUTHENTICATED, details: expect.stringMatching(/unknown token/) });
+  });
+
+  it('a known token with too weak a role: PERMISSION_DENIED naming who, what and why', () => {
+    const v = decide(MOVE, md('Bearer sched-token'), undefined, table);
+    expect(v).toMatchObject({ ok: false, code: status.PERMISSION_DENIED });
+    if (!v.ok) expect(v.details).toMatch(/billing-api.*scheduler.*MoveShard.*admin/);
+    expect(decide(SCHEDULE, md('Bearer read-token'), undefined, table)).toMatchObject({ ok: false, code: status.PERMISSION_DENIED });
+    expect(decide(SCHEDULE, md('Bearer work-token'), undefined, table)).toMatchObject({ ok: false, code: status.PERMISSION_DENIED });
+  });
+
+  it('a token with the right role passes, with its namespace', () => {
+    expect(decide(SCHEDULE, md('Bearer sched-token'), undefined, table)).toMatchObject({ ok: true, principal: { name: 'billing-api', namespace: 'billing' } });
+    expect(decide(MOVE, md('bearer admin-token'), undefined, table)).toMatchObject({ ok: true, principal: { name: 'ops', namespace: '*' } });
+  });
+
+  it('a client certificate is recognised by subject CN; an unlisted one is refused', () => {
+    expect(decide('/timelane.v1.Worker/Work', md(), 'fraud-worker.internal', table)).toMatchObject({ ok: true, principal: { name: 'fraud-worker', via: 'certificate' } });
+    expect(decide('/timelane.v1.Worker/Work', md(), 'someone-else', table)).toMatchObject({ ok: false, code: status.UNAUTHENTICATED });
+  });
+
+  it('a bearer token wins over the certificate (one identity per call)', () => {
+    expect(decide(SCHEDULE, md('Bearer sched-token'), 'fraud-worker.internal', table)).toMatchObject({ ok: true, principal: { name: 'billing-api' } });
+  });
+});
+
+describe('credentials file', () => {
+  it('never takes a token in clear, and names the bad entry and field', () => {
+    expect(() => parseCredentials(JSON.stringify({ tokens: [{ name: 'x', sha256: 'my-secret', role: 'admin' }] }), 'f.json')).toThrow(/f\.json: tokens\[0\]\.sha256/);
+    expect(() => parseCredentials(JSON.stringify({ tokens: [{ name: 'x', sha256: hashToken('a'), role: 'root' }] }), 'f.json')).toThrow(/tokens\[0\]\.role/);
+    expect(() => parseCredentials(JSON.stringify({ tokens: [{ name: 'x', sha256: hashToken('a'), role: 'worker' }] }), 'f.json')).toThrow(/tokens\[0\]\.namespace/);
+    expect(() =>
+      parseCredentials(JSON.stringify({ tokens: [{ name: 'x', sha256: hashToken('a'), role: 'admin' }, { name: 'x', sha256: hashToken('b'), role: 'admin' }] }), 'f.json'),
+    ).toThrow(/tokens\[1\]\.name: "x" is used twice/);
+    expect(() => parseCredentials('{not json', 'f.json')).toThrow(/f\.json: not JSON/);
+  });
+
+  it('new tokens are long, random and URL-safe', () => {
+    const a = newToken();
+    expect(a).toMatch(/^tl_[A-Za-z0-9_-]{43}$/);
+    expect(newToken()).not.toBe(a);
+  });
+});
