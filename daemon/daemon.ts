@@ -39,12 +39,14 @@ import { PostgresPermits, RedisPermits } from './dispatch/queue-limits.js';
 import { RecurringService } from './recurring/recurring-service.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import { listenerSecurity, type ListenerSecurity } from './security/listener-security.js';
+import { readTlsFiles, watchHttpsContext } from './security/tls.js';
 import type { ApiContext } from './grpc/context.js';
 import { measureClockSkew } from './clock-skew.js';
 import { ClusterMember } from './cluster/cluster-member.js';
 import { ClusterOperations } from './cluster/operations.js';
 import { listMembers, listShards, type ClusterViewDeps } from './admin/cluster-view.js';
 import { startConsole, type ConsoleServer } from '../console/server/console-server.js';
+import { consoleClientCredentials } from '../console/server/grpc-credentials.js';
 
 const SKEW_EVERY_MS = 5_000;
 const ANSWER_POOL_SIZE = 4;
@@ -224,16 +226,27 @@ export class Daemon {
 
   /**
    * The console calls our own gRPC API (as the CLI would: same validation,
-   * same auth once it lands), so it dials our listen port on a loopback
-   * host when we listen on a wildcard.
+   * same gate — each browser request carries its user's bearer token), so it
+   * dials our listen port on a loopback host when we listen on a wildcard.
+   * With TLS it serves HTTPS with our certificate and verifies our gRPC port
+   * against TIMELANE_TLS_CA (as the CLI does), else our own certificate file;
+   * under mTLS it presents TIMELANE_TLS_CERT / TIMELANE_TLS_KEY when set.
    */
   private startConsole(address: string): Promise<ConsoleServer> {
-    const host = this.config.grpcAddress.replace(/:\d+$/, '').replace(/^(0\.0\.0\.0|\[::\]|::)$/, '127.0.0.1');
+    const cfg = this.config;
+    const host = cfg.grpcAddress.replace(/:\d+$/, '').replace(/^(0\.0\.0\.0|\[::\]|::)$/, '127.0.0.1');
+    const tls = this.security?.tls ?? null;
+    const env = process.env;
+    if (tls?.clientCaFile && !(env.TIMELANE_TLS_CERT && env.TIMELANE_TLS_KEY))
+      this.log.warn('web console: the gRPC port requires client certificates; give the console one with TIMELANE_TLS_CERT and TIMELANE_TLS_KEY');
     return startConsole({
       address,
       grpcAddress: `${host}:${this.grpcPort}`,
       registry: this.metrics.registry,
-      local: { memberId: this.config.memberId, streamsPerQueue: () => this.engine.hub.streamsPerQueue() },
+      local: { memberId: cfg.memberId, streamsPerQueue: () => this.engine.hub.streamsPerQueue() },
+      authRequired: cfg.authFile !== '',
+      clientOptions: tls ? { credentials: consoleClientCredentials({ caFile: env.TIMELANE_TLS_CA || tls.certFile, certFile: env.TIMELANE_TLS_CERT, keyFile: env.TIMELANE_TLS_KEY }) } : {},
+      https: tls ? { options: readTlsFiles({ ...tls, clientCaFile: null }), watch: (server) => watchHttpsContext(server, { ...tls, clientCaFile: null }, this.log) } : undefined,
       onError: (err, url) => this.log.error({ err, url }, 'web console request failed'),
     });
   }

@@ -1,16 +1,9 @@
-/** What the JSON API's handlers are given: the API client, this member's local view, and the console's own state. */
+/** What the JSON API's handlers are given: this member's local view, the console's own state, and per request the caller's API session. */
 import type { IncomingMessage } from 'node:http';
 import type { TimelaneClient } from '../../clients/client.js';
 import type { MetricsHistory } from './metrics-history.js';
 import type { OperationLog } from './operations.js';
 import type { QueueStatsReader } from './queue-stats.js';
-
-/**
- * The client that makes a request's API calls. Today one shared client
- * (the daemon's own gRPC address); when authentication lands (issue 10) this
- * is the one place that builds a client carrying the caller's credentials.
- */
-export type ClientFor = (req: IncomingMessage) => TimelaneClient;
 
 /** What only the serving member knows (no RPC carries it). */
 export interface LocalMemberView {
@@ -20,10 +13,8 @@ export interface LocalMemberView {
 }
 
 export interface ApiContext {
-  clientFor: ClientFor;
   local: LocalMemberView;
   history: MetricsHistory;
-  queues: QueueStatsReader;
   operations: OperationLog;
   now: () => number;
 }
@@ -31,7 +22,10 @@ export interface ApiContext {
 /** One request as the handlers see it. */
 export interface ApiRequest {
   req: IncomingMessage;
+  /** The caller's API client: it sends the caller's bearer token, if any. */
   client: TimelaneClient;
+  /** The caller's queue statistics (cached per caller). */
+  queues: QueueStatsReader;
   query: URLSearchParams;
   /** Path parameters of the route, in order. */
   params: string[];

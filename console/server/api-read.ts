@@ -37,7 +37,7 @@ export interface Overview {
 export async function overview(ctx: ApiContext, r: ApiRequest): Promise<Overview> {
   onlyKnown(r.query, ['minutes']);
   const minutes = optionalInt(r.query, 'minutes', 1, 10) ?? 5;
-  const [shards, members, dead, queues] = await Promise.all([r.client.listShards(), r.client.listMembers(), r.client.listDeadRuns({ pageSize: LIVE_CAP }), ctx.queues.read()]);
+  const [shards, members, dead, queues] = await Promise.all([r.client.listShards(), r.client.listMembers(), r.client.listDeadRuns({ pageSize: LIVE_CAP }), r.queues.read()]);
   const series = ctx.history.series(minutes);
   const lagHistogram = ctx.history.histogram(minutes);
   const here = ctx.history.latest()?.gauges ?? null;
@@ -88,9 +88,9 @@ export function operations(ctx: ApiContext, r: ApiRequest): ReturnType<ApiContex
   return ctx.operations.list();
 }
 
-export function queues(ctx: ApiContext, r: ApiRequest): ReturnType<ApiContext['queues']['read']> {
+export function queues(_ctx: ApiContext, r: ApiRequest): ReturnType<ApiRequest['queues']['read']> {
   onlyKnown(r.query, []);
-  return ctx.queues.read();
+  return r.queues.read();
 }
 
 export interface RunSearch {

@@ -1,31 +1,44 @@
 /**
  * The web console's HTTP server: the front end (static files) and a JSON API
  * under /api that calls the daemon's own gRPC API through the TypeScript
- * client, exactly as the CLI does. It lives outside daemon/ because it is a
- * client of the API, not a part of the engine: it imports clients/ and
- * nothing from daemon/; the daemon only starts it with its gRPC address,
- * its metrics registry and a read-only local view.
+ * client, exactly as the CLI does — with the caller's own bearer token, so
+ * the daemon's gate decides what each person may see and do. It lives
+ * outside daemon/ because it is a client of the API, not a part of the
+ * engine: it imports clients/ and nothing from daemon/; the daemon only
+ * starts it with its gRPC address, its metrics registry, its TLS files and
+ * a read-only local view.
  *
  * States: listening (start resolved) → closed (stop).
  * Invariants: every /api answer is JSON; a failure is answered through the
  *   one mapper (http-errors.ts), never left hanging; bodies over
- *   MAX_BODY_BYTES are refused; actions (POST) need a JSON content type.
+ *   MAX_BODY_BYTES are refused; actions (POST) need a JSON content type;
+ *   with authRequired, no /api answer goes to a caller whose token the
+ *   daemon has not accepted.
  */
 import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
+import type { SecureContextOptions } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import type { Registry } from 'prom-client';
 import { TimelaneClient, type TimelaneClientOptions } from '../../clients/client.js';
 import { toJson } from '../../clients/format.js';
-import type { ApiContext, ClientFor, LocalMemberView } from './api-context.js';
-import { BadRequest, errorAnswer } from './http-errors.js';
+import type { ApiContext, LocalMemberView } from './api-context.js';
+import { BadRequest, errorAnswer, Unauthenticated } from './http-errors.js';
 import { MetricsHistory } from './metrics-history.js';
 import { OperationLog } from './operations.js';
-import { QueueStatsReader } from './queue-stats.js';
 import { matchRoute } from './routes.js';
+import { ApiSessions } from './sessions.js';
 import { StaticFiles } from './static-files.js';
 
 const MAX_BODY_BYTES = 256 * 1024;
+
+export interface ConsoleHttps {
+  /** Certificate and key of the console's HTTPS listener. */
+  options: SecureContextOptions;
+  /** Keeps the listener's certificate current (re-read on change); returns a stop function. */
+  watch?: (server: https.Server) => () => void;
+}
 
 export interface ConsoleOptions {
   /** host:port to listen on (port 0: any free port). */
@@ -35,8 +48,12 @@ export interface ConsoleOptions {
   /** The daemon's metrics registry, sampled for the overview's charts. */
   registry: Registry;
   local: LocalMemberView;
-  /** Options of the API client (credentials when TLS/auth land). */
-  clientOptions?: TimelaneClientOptions;
+  /** How the console's clients reach the gRPC port (TLS credentials; never a token: each caller brings theirs). */
+  clientOptions?: Omit<TimelaneClientOptions, 'token'>;
+  /** The daemon checks bearer tokens: a request without one is answered 401 (the page then asks for a token). */
+  authRequired?: boolean;
+  /** Serve HTTPS (the daemon's TLS certificate) instead of HTTP. */
+  https?: ConsoleHttps;
   /** Where the front end is; default: web/ beside this module's folder (dist/console/web once built). */
   webRoot?: string;
   /** Reports a request that failed inside the console (500s), for the daemon's log. */
@@ -44,32 +61,39 @@ export interface ConsoleOptions {
 }
 
 export interface ConsoleServer {
-  /** http://host:port/ as bound. */
+  /** http(s)://host:port/ as bound. */
   readonly url: string;
   readonly port: number;
   stop(): Promise<void>;
 }
 
+interface Runtime {
+  ctx: ApiContext;
+  sessions: ApiSessions;
+  files: StaticFiles;
+  authRequired: boolean;
+}
+
 export async function startConsole(opts: ConsoleOptions): Promise<ConsoleServer> {
-  const client = new TimelaneClient(opts.grpcAddress, { timeoutMs: 10_000, ...opts.clientOptions });
-  const clientFor: ClientFor = () => client;
+  const sessions = new ApiSessions({
+    makeClient: (token) => new TimelaneClient(opts.grpcAddress, { timeoutMs: 10_000, ...opts.clientOptions, token }),
+    streamsPerQueue: () => opts.local.streamsPerQueue(),
+  });
   const history = new MetricsHistory({ registry: opts.registry });
-  const ctx: ApiContext = {
-    clientFor,
-    local: opts.local,
-    history,
-    queues: new QueueStatsReader({ client, streamsPerQueue: () => opts.local.streamsPerQueue(), now: Date.now }),
-    operations: new OperationLog(),
-    now: Date.now,
+  const rt: Runtime = {
+    ctx: { local: opts.local, history, operations: new OperationLog(), now: Date.now },
+    sessions,
+    files: new StaticFiles(opts.webRoot ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'web')),
+    authRequired: opts.authRequired ?? false,
   };
-  const files = new StaticFiles(opts.webRoot ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'web'));
-  const server = http.createServer((req, res) => {
-    handle(ctx, files, req, res).catch((err: unknown) => {
+  const listener: http.RequestListener = (req, res) => {
+    handle(rt, req, res).catch((err: unknown) => {
       opts.onError?.(err, req.url ?? '');
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error (see the daemon log)' });
       else res.end();
     });
-  });
+  };
+  const server: http.Server = opts.https ? https.createServer(opts.https.options, listener) : http.createServer(listener);
   const idx = opts.address.lastIndexOf(':');
   const host = opts.address.slice(0, idx);
   try {
@@ -78,34 +102,36 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleServer>
       server.listen(Number(opts.address.slice(idx + 1)), host, () => resolve());
     });
   } catch (err) {
-    client.close();
+    sessions.stop();
     const why = (err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'the port is in use by another process' : (err as Error).message;
     throw new Error(`--console-address ${opts.address}: cannot listen (${why}); pick another with --console-address host:port (port 0: any free port), or "" to turn the console off`);
   }
+  const stopWatching = opts.https?.watch?.(server as https.Server) ?? (() => undefined);
   history.start();
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
+    url: `${opts.https ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}/`,
     port,
     async stop() {
       history.stop();
+      stopWatching();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
-      client.close();
+      sessions.stop();
     },
   };
 }
 
-async function handle(ctx: ApiContext, files: StaticFiles, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function handle(rt: Runtime, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://console');
   const method = req.method ?? 'GET';
-  if (url.pathname.startsWith('/api/')) return handleApi(ctx, req, res, url, method);
+  if (url.pathname.startsWith('/api/')) return handleApi(rt, req, res, url, method);
   if (method !== 'GET' && method !== 'HEAD') {
     res.writeHead(405, { allow: 'GET, HEAD' }).end();
     return;
   }
-  const file = await files.get(url.pathname);
+  const file = await rt.files.get(url.pathname);
   if (!file) {
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
     return;
@@ -114,7 +140,16 @@ async function handle(ctx: ApiContext, files: StaticFiles, req: http.IncomingMes
   res.end(method === 'HEAD' ? undefined : file.body);
 }
 
-async function handleApi(ctx: ApiContext, req: http.IncomingMessage, res: http.ServerResponse, url: URL, method: string): Promise<void> {
+/** The caller's bearer token from `Authorization: Bearer …`; undefined when none. */
+function bearerToken(req: http.IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined || header === '') return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) throw new Unauthenticated('authorization: expected "Bearer <token>"');
+  return m[1];
+}
+
+async function handleApi(rt: Runtime, req: http.IncomingMessage, res: http.ServerResponse, url: URL, method: string): Promise<void> {
   const match = matchRoute(method, url.pathname);
   if (!match) return sendJson(res, 404, { error: `no such endpoint: ${method} ${url.pathname}` });
   if ('allowed' in match) {
@@ -127,8 +162,13 @@ async function handleApi(ctx: ApiContext, req: http.IncomingMessage, res: http.S
     return sendJson(res, 415, { error: 'POST bodies must be application/json' });
   }
   try {
+    const token = bearerToken(req);
+    if (rt.authRequired && token === undefined) throw new Unauthenticated('this daemon requires a bearer token (Authorization: Bearer <token>)');
+    const session = rt.sessions.get(token);
+    // A route that makes no RPC proves the token with one small read first.
+    if (rt.authRequired && match.route.local) await session.client.listQueueLimits();
     const body = method === 'POST' ? await readJsonBody(req) : {};
-    const value = await match.route.handle(ctx, { req, client: ctx.clientFor(req), query: url.searchParams, params: match.params, body });
+    const value = await match.route.handle(rt.ctx, { req, client: session.client, queues: session.queues, query: url.searchParams, params: match.params, body });
     sendJson(res, match.route.okStatus, value);
   } catch (err) {
     const answer = errorAnswer(err);

@@ -19,6 +19,9 @@ export class BadRequest extends Error {
 
 export class NotFound extends Error {}
 
+/** No credential where the daemon requires one, or a malformed Authorization header. */
+export class Unauthenticated extends Error {}
+
 /** gRPC status → HTTP status. Anything unlisted is the upstream's failure: 502. */
 const HTTP_OF_GRPC: Partial<Record<GrpcStatus, number>> = {
   [GrpcStatus.INVALID_ARGUMENT]: 400,
@@ -53,6 +56,7 @@ function isGrpcError(err: unknown): err is GrpcLikeError {
 export function errorAnswer(err: unknown): ErrorAnswer {
   if (err instanceof BadRequest) return { status: 400, body: { error: err.message, param: err.param } };
   if (err instanceof NotFound) return { status: 404, body: { error: err.message } };
+  if (err instanceof Unauthenticated) return { status: 401, body: { error: err.message, grpcCode: 'UNAUTHENTICATED' } };
   if (err instanceof TypeError || err instanceof RangeError) return { status: 400, body: { error: err.message } };
   if (isGrpcError(err)) {
     const code = err.code as GrpcStatus;

@@ -13,21 +13,24 @@ export interface Route {
   pattern: RegExp;
   /** Answered with this status on success (202 for background operations). */
   okStatus: number;
+  /** Answers from the console's own state without an RPC (the server proves the caller's token first). */
+  local: boolean;
   handle(ctx: ApiContext, r: ApiRequest): unknown;
 }
 
 const ID = '([^/]+)';
-const route = (method: Route['method'], path: string, handle: Route['handle'], okStatus = 200): Route => ({
+const route = (method: Route['method'], path: string, handle: Route['handle'], okStatus = 200, local = false): Route => ({
   method,
   pattern: new RegExp(`^${path.replace(/:id/g, ID)}$`),
   okStatus,
+  local,
   handle,
 });
 
 export const ROUTES: readonly Route[] = [
   route('GET', '/api/overview', read.overview),
   route('GET', '/api/shards', read.shardMap),
-  route('GET', '/api/operations', read.operations),
+  route('GET', '/api/operations', read.operations, 200, true),
   route('GET', '/api/queues', read.queues),
   route('GET', '/api/runs', read.searchRuns),
   route('GET', '/api/runs/:id', read.runHistory),

@@ -9,8 +9,29 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The caller's bearer token, for a daemon that checks them: kept in this
+ * tab only (sessionStorage), sent on every API call; the daemon's gate
+ * decides what it may do, exactly as for the CLI.
+ */
+const TOKEN_KEY = 'timelane.console.token';
+export const credentials = {
+  token: () => sessionStorage.getItem(TOKEN_KEY) ?? '',
+  set: (token) => sessionStorage.setItem(TOKEN_KEY, token.trim()),
+  clear: () => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+/** Fired on a 401, for the shell to ask for a token. */
+export const UNAUTHENTICATED_EVENT = 'timelane:unauthenticated';
+
+function headers(extra = {}) {
+  const token = credentials.token();
+  return token ? { ...extra, authorization: `Bearer ${token}` } : extra;
+}
+
 async function answer(res) {
   const body = await res.json().catch(() => ({}));
+  if (res.status === 401) dispatchEvent(new CustomEvent(UNAUTHENTICATED_EVENT, { detail: body.error ?? 'a token is required' }));
   if (!res.ok) throw new ApiError(res.status, body.error ?? `HTTP ${res.status}`);
   return body;
 }
@@ -20,11 +41,11 @@ export async function getJson(path, params = {}) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
   const qs = q.toString();
-  return answer(await fetch(`/api/${path}${qs ? `?${qs}` : ''}`));
+  return answer(await fetch(`/api/${path}${qs ? `?${qs}` : ''}`, { headers: headers() }));
 }
 
 export async function postJson(path, body = {}) {
-  return answer(await fetch(`/api/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+  return answer(await fetch(`/api/${path}`, { method: 'POST', headers: headers({ 'content-type': 'application/json' }), body: JSON.stringify(body) }));
 }
 
 /**

@@ -3,6 +3,7 @@
 // step states) when that API lands: add { path: 'workflows', … } there and
 // its routes in console/server/routes.ts.
 import { html, render, useEffect, useState } from './vendor/htm-preact.mjs';
+import { credentials, UNAUTHENTICATED_EVENT } from './api.js';
 import { OverviewPage } from './pages/overview.js';
 import { ShardsPage } from './pages/shards.js';
 import { QueuesPage } from './pages/queues.js';
@@ -26,13 +27,42 @@ function parseHash(hash) {
   return { path: path || 'overview', arg: decodeURIComponent(arg), query: new URLSearchParams(queryPart) };
 }
 
+/** Asks for a bearer token when the daemon refused a call for want of one (401). */
+function TokenForm({ reason }) {
+  const [token, setToken] = useState('');
+  const submit = (e) => {
+    e.preventDefault();
+    if (!token.trim()) return;
+    credentials.set(token);
+    location.reload();
+  };
+  return html`
+    <form class="notice" data-testid="token-form" onSubmit=${submit}>
+      <p><strong>This daemon checks bearer tokens.</strong> ${reason}</p>
+      <p class="muted">Paste yours: a <em>reader</em> token shows every page, <em>scheduler</em> also pauses, resumes, triggers and replays, <em>admin</em> also moves shards. It is kept in this browser tab only.</p>
+      <input type="password" name="token" size="48" placeholder="token" value=${token} onInput=${(e) => setToken(e.target.value)} autocomplete="off" />
+      <button class="primary" type="submit">Use this token</button>
+    </form>
+  `;
+}
+
 function App() {
   const [route, setRoute] = useState(parseHash(location.hash));
+  const [unauthenticated, setUnauthenticated] = useState(null);
   useEffect(() => {
     const onHash = () => setRoute(parseHash(location.hash));
+    const on401 = (e) => setUnauthenticated(e.detail);
     addEventListener('hashchange', onHash);
-    return () => removeEventListener('hashchange', onHash);
+    addEventListener(UNAUTHENTICATED_EVENT, on401);
+    return () => {
+      removeEventListener('hashchange', onHash);
+      removeEventListener(UNAUTHENTICATED_EVENT, on401);
+    };
   }, []);
+  const signOut = () => {
+    credentials.clear();
+    location.reload();
+  };
   const page = PAGES.find((p) => p.path === route.path) ?? PAGES[0];
   const Body = route.arg && page.item ? page.item : page.list;
   useEffect(() => {
@@ -42,8 +72,10 @@ function App() {
     <header class="top">
       <span class="brand">timelane</span>
       <nav>${PAGES.map((p) => html`<a href="#/${p.path}" class=${p === page ? 'active' : ''}>${p.title}</a>`)}</nav>
+      ${credentials.token() ? html`<span class="member">signed in with a token · <a href="#" data-testid="sign-out" onClick=${signOut}>sign out</a></span>` : null}
     </header>
     <main>
+      ${unauthenticated ? html`<${TokenForm} reason=${unauthenticated} />` : null}
       <${Body} key=${`${route.path}/${route.arg}`} arg=${route.arg} query=${route.query} />
     </main>
   `;
