@@ -75,6 +75,8 @@ export interface DaemonConfig {
   tlsReloadMs: number;
   /** Credentials file: hashed tokens and certificate subjects with their role and namespace. */
   authFile: string;
+  /** Per-namespace quotas file (JSON: namespace → max_payload_bytes, schedules_per_second, max_scheduled_runs). */
+  quotasFile: string;
   /** Run with no authentication at all (a production daemon refuses to without it). */
   insecure: boolean;
 }
@@ -122,6 +124,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'tlsClientCa', flag: '--tls-client-ca <file>', env: 'TIMELANE_TLS_CLIENT_CA', description: 'PEM CA: gRPC clients must present a certificate it signed (mTLS)', default: '' },
   { key: 'tlsReloadMs', flag: '--tls-reload-ms <ms>', env: 'TIMELANE_TLS_RELOAD_MS', description: 'how often certificate and credentials files are re-read (renewals need no restart)', default: 60_000 },
   { key: 'authFile', flag: '--auth-file <file>', env: 'TIMELANE_AUTH_FILE', description: 'credentials file: SHA-256 of bearer tokens and certificate subjects, each with a role and a namespace', default: '' },
+  { key: 'quotasFile', flag: '--quotas-file <file>', env: 'TIMELANE_QUOTAS_FILE', description: 'per-namespace quotas (max_payload_bytes, schedules_per_second, max_scheduled_runs), re-read on change', default: '' },
   { key: 'insecure', flag: '--insecure', env: 'TIMELANE_INSECURE', description: 'run with no authentication (a production daemon refuses to start open without it)', default: false },
 ];
 

@@ -40,6 +40,7 @@ import { RecurringService } from './recurring/recurring-service.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import { listenerSecurity, type ListenerSecurity } from './security/listener-security.js';
 import { readTlsFiles, watchHttpsContext } from './security/tls.js';
+import { NamespaceQuotas } from './scheduling/quotas.js';
 import type { ApiContext } from './grpc/context.js';
 import { measureClockSkew } from './clock-skew.js';
 import { ClusterMember } from './cluster/cluster-member.js';
@@ -74,6 +75,7 @@ export class Daemon {
   private metricsServer: http.Server | null = null;
   private consoleServer: ConsoleServer | null = null;
   private security: ListenerSecurity | null = null;
+  private quotas!: NamespaceQuotas;
   private skewTimer: NodeJS.Timeout | null = null;
   private gaugeTimer: NodeJS.Timeout | null = null;
   /** Set when Redis is configured: membership and balanced assignment. */
@@ -163,6 +165,8 @@ export class Daemon {
     });
 
     this.security = listenerSecurity(cfg, this.log);
+    this.quotas = new NamespaceQuotas(this.db, this.log, cfg.quotasFile || null, cfg.tlsReloadMs);
+    this.quotas.start();
     this.grpc = await startGrpcServer(this.apiContext(), cfg.grpcAddress, { credentials: this.security.grpcCredentials, interceptor: this.security.interceptor }, cfg.healthAddress);
     if (cfg.metricsAddress) this.metricsServer = await serveMetrics(this.metrics, cfg.metricsAddress, this.security.tls, this.log);
     if (this.security.summary.auth === 'open') this.log.warn('running OPEN: no authentication, every caller is an admin (dev mode or --insecure)');
@@ -265,6 +269,7 @@ export class Daemon {
     await this.grpc?.stop(2_000);
     if (this.metricsServer) await new Promise<void>((r) => this.metricsServer?.close(() => r()));
     this.security?.stop();
+    this.quotas?.stop();
     await this.backend?.close();
     this.redis?.disconnect();
     await this.engine?.answers.settled(); // expiries of the streams grpc.stop closed
@@ -328,6 +333,7 @@ export class Daemon {
       limits: { maxPayloadBytes: this.config.maxPayloadBytes, defaultLeaseMs: this.config.defaultRunLeaseMs },
       wallNow: () => this.clock.wallNow(),
       scheduling: this.scheduling,
+      quotas: this.quotas,
       recurring: this.recurring,
       hub: this.engine.hub,
       forgetRun: (runId) => this.engine.forget(runId),

@@ -10,6 +10,7 @@ export type ErrorKind =
   | 'already_exists'
   | 'unavailable'
   | 'resource_exhausted'
+  | 'permission_denied'
   | 'internal';
 
 export class TimelaneError extends Error {
@@ -27,6 +28,8 @@ export const invalidArgument = (field: string, rule: string): TimelaneError =>
   new TimelaneError('invalid_argument', `${field}: ${rule}`);
 export const notFound = (what: string): TimelaneError => new TimelaneError('not_found', `${what} not found`);
 export const failedPrecondition = (message: string): TimelaneError => new TimelaneError('failed_precondition', message);
+export const permissionDenied = (message: string): TimelaneError => new TimelaneError('permission_denied', message);
+export const resourceExhausted = (message: string): TimelaneError => new TimelaneError('resource_exhausted', message);
 export const unavailable = (message: string, cause?: unknown): TimelaneError =>
   new TimelaneError('unavailable', message, { cause });
 

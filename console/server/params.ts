@@ -11,7 +11,8 @@ export type Fields = URLSearchParams | Record<string, unknown>;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const RUN_ID_RE = /^[1-9][0-9]{0,15}$/;
-const NAME_RE = /^[A-Za-z0-9_.:*-]{1,128}$/;
+/** A queue as the API names it: `queue`, or `ns/queue` (a namespaced queue, as callers of every namespace see it). */
+const QUEUE_RE = /^(?:[A-Za-z0-9_.-]{1,64}\/)?[A-Za-z0-9_.:-]{1,128}$/;
 const MEMBER_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 function raw(fields: Fields, name: string): unknown {
@@ -61,7 +62,7 @@ export function runId(value: string, name = 'run id'): string {
 
 export function optionalQueue(fields: Fields, name: string): string | undefined {
   const v = text(fields, name);
-  if (v !== undefined && !NAME_RE.test(v)) throw new BadRequest(name, 'must be 1..128 characters of [A-Za-z0-9_.:*-]');
+  if (v !== undefined && !QUEUE_RE.test(v)) throw new BadRequest(name, 'must be 1..128 characters of [A-Za-z0-9_.:-], optionally after "namespace/"');
   return v;
 }
 

@@ -91,7 +91,11 @@ export class QueueStatsReader {
     const names = new Set(known);
     const streams = this.deps.streamsPerQueue();
     for (const l of limits) names.add(l.queue);
-    for (const q of Object.keys(streams)) if (q !== '*') names.add(q);
+    // Names come from the API only, as the caller may see them: this member's
+    // worker streams are not filtered by namespace, so they only add counts
+    // to queues the caller already sees (by the same name), never new names.
+    // (A namespaced caller sees its queues unqualified, the streams are keyed
+    // `ns/queue`: its workers show as 0 here.)
     const due: DueSoon = { fromMs: now, bucketMs: DUE_BUCKET_MS, counts: new Array<number>(DUE_BUCKETS).fill(0), overdue: 0, partial: false };
     const queues: QueueRow[] = [];
     for (const queue of [...names].sort()) {

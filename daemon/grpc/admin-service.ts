@@ -7,12 +7,13 @@ import { failedPrecondition, invalidArgument } from '../errors.js';
 import type { ShardMove } from '../cluster/assignment.js';
 import type { ClusterOperations } from '../cluster/operations.js';
 import type { ShardMove as WireMove } from '../../proto/gen/timelane/v1/ShardMove.js';
-import { queueName } from './validate.js';
+import { queueRef } from './validate.js';
+import { tenantOf, unqualifyQueue, type Tenant } from './tenancy.js';
 import { listQueueLimits, setQueueLimits } from '../dispatch/queue-limits.js';
 
-function unary<Req, Res>(ctx: ApiContext, fn: (req: Req) => Promise<Res>) {
+function unary<Req, Res>(ctx: ApiContext, fn: (req: Req, t: Tenant) => Promise<Res>) {
   return (call: ServerUnaryCall<Req, Res>, cb: sendUnaryData<Res>): void => {
-    fn(call.request).then(
+    fn(call.request, tenantOf(call)).then(
       (res) => cb(null, res),
       (err: unknown) => cb(toServiceError(err, ctx.log)),
     );
@@ -48,7 +49,7 @@ export function adminHandlers(ctx: ApiContext): AdminHandlers {
     SetQueueLimits: unary(ctx, async (req) => {
       const l = req.limits;
       if (!l) throw invalidArgument('limits', 'is required');
-      const queue = queueName('limits.queue', l.queue);
+      const queue = queueRef('limits.queue', l.queue);
       const cap = (field: string, v: number): number => {
         if (v > 1_000_000) throw invalidArgument(field, `must be at most 1000000 (got ${v})`);
         return v;
@@ -57,8 +58,11 @@ export function adminHandlers(ctx: ApiContext): AdminHandlers {
       ctx.onLimitsChanged();
       return { limits: { queue, maxInFlight: set.maxInFlight, maxPerSecond: set.maxPerSecond } };
     }),
-    ListQueueLimits: unary(ctx, async () => ({
-      limits: (await listQueueLimits(ctx.db)).map((r) => ({ queue: r.queue, maxInFlight: r.max_in_flight, maxPerSecond: r.max_per_second })),
+    // A namespaced reader sees its own queues' limits, under the names it uses.
+    ListQueueLimits: unary(ctx, async (_req, t) => ({
+      limits: (await listQueueLimits(ctx.db))
+        .filter((r) => t === null || r.queue.startsWith(`${t}/`))
+        .map((r) => ({ queue: unqualifyQueue(t, r.queue), maxInFlight: r.max_in_flight, maxPerSecond: r.max_per_second })),
     })),
     Rebalance: unary(ctx, async (req) => {
       const r = await ops().rebalance(req.dryRun, timeout('timeout_ms', req.timeoutMs, 15_000));

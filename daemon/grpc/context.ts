@@ -3,6 +3,7 @@ import type { Db } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { SchedulingService } from '../scheduling/scheduling-service.js';
+import type { NamespaceQuotas } from '../scheduling/quotas.js';
 import type { RecurringService } from '../recurring/recurring-service.js';
 import type { DeliveryHub } from '../dispatch/delivery-hub.js';
 import type { Limits } from './validate.js';
@@ -23,6 +24,8 @@ export interface ApiContext {
   limits: Limits;
   wallNow(): number;
   scheduling: SchedulingService;
+  /** Per-namespace quotas, checked before a schedule writes anything. */
+  quotas: NamespaceQuotas;
   /** Recurring jobs and their verbs. */
   recurring: RecurringService;
   hub: DeliveryHub;

@@ -7,12 +7,19 @@ import { countsToWire, jobToWire, newJobToWire, newRunToWire, runToWire, schedul
 import * as v from './validate.js';
 import type { ScheduledRef } from '../../proto/gen/timelane/v1/ScheduledRef.js';
 import { ReadGate, readGateLimits } from './read-gate.js';
+import { notFound } from '../errors.js';
+import { callerQueue, ownJob, qualifyQueue, readNamespace, tenantOf, unqualifyAnswer, writeNamespace, type Tenant } from './tenancy.js';
 
-/** Wraps an async handler: result → callback, error → mapped status. */
-function unary<Req, Res>(ctx: ApiContext, fn: (req: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>) {
+/**
+ * Wraps an async handler: result → callback, error → mapped status. The
+ * handler gets the caller's namespace; queue names in its answer are given
+ * back as the caller named them (tenancy.ts).
+ */
+function unary<Req, Res>(ctx: ApiContext, fn: (req: Req, call: ServerUnaryCall<Req, Res>, t: Tenant) => Promise<Res>) {
   return (call: ServerUnaryCall<Req, Res>, cb: sendUnaryData<Res>): void => {
-    fn(call.request, call).then(
-      (res) => cb(null, res),
+    const t = tenantOf(call);
+    fn(call.request, call, t).then(
+      (res) => cb(null, unqualifyAnswer(t, res)),
       (err: unknown) => cb(toServiceError(err, ctx.log)),
     );
   };
@@ -26,13 +33,37 @@ function cancelSignal(call: ServerUnaryCall<unknown, unknown>): AbortSignal {
   return ac.signal;
 }
 
+/** A schedule request as this caller may make it: its own namespace, its own queues, within the namespace's quotas. */
+function tenantInput<I extends { namespace: string; queue: string }>(t: Tenant, input: I, field: string): I {
+  if (t === null) return input;
+  return { ...input, namespace: writeNamespace(t, input.namespace === 'default' ? '' : input.namespace, field), queue: qualifyQueue(t, input.queue) };
+}
+
 export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
+  /** The job, if the caller may see it (else NOT_FOUND). */
+  const ownedJob = async (t: Tenant, id: string) => {
+    const r = await ctx.scheduling.getJob(id);
+    ownJob(t, r.job, `job ${id}`);
+    return r;
+  };
+  const checkJob = async (t: Tenant, id: string): Promise<string> => {
+    if (t !== null) await ownedJob(t, id);
+    return id;
+  };
+  const checkRuns = async (t: Tenant, ids: readonly number[]): Promise<void> => {
+    if (t === null || ids.length === 0) return;
+    const ns = await ctx.scheduling.namespacesOfRuns(ids);
+    const foreign = ids.find((id) => ns.get(id) !== t);
+    if (foreign !== undefined) throw notFound(`run ${foreign}`);
+  };
+
   // Page reads hold at most half the API pool: a read storm cannot starve ingest.
   const listGate = new ReadGate({ what: 'ListRuns', ...readGateLimits(ctx.db.options.max ?? 10) });
   return {
-    Schedule: unary(ctx, async (req) => {
+    Schedule: unary(ctx, async (req, _call, t) => {
       const now = ctx.wallNow();
-      const input = v.scheduleInput(req, now, ctx.limits);
+      const input = tenantInput(t, v.scheduleInput(req, now, ctx.limits), 'namespace');
+      await ctx.quotas.admit([input], now);
       if (input.recurrence) {
         const [r] = await ctx.recurring.schedule([{ ...input, recurrence: input.recurrence }]);
         if (!r.deduplicated) ctx.metrics.scheduled.inc(1);
@@ -50,8 +81,12 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
     }),
     // Replies with references only (ids, shard, due time, status): never the
     // payloads, so a committed batch cannot fail on the caller's receive limit.
-    ScheduleBatch: unary(ctx, async (req) => {
-      const { inputs, batchId } = v.scheduleBatch(req, ctx.wallNow(), ctx.limits);
+    ScheduleBatch: unary(ctx, async (req, _call, t) => {
+      const now = ctx.wallNow();
+      const batch = v.scheduleBatch(req, now, ctx.limits);
+      const batchId = batch.batchId;
+      const inputs = batch.inputs.map((i, k) => tenantInput(t, i, `requests[${k}].namespace`));
+      await ctx.quotas.admit(inputs, now);
       const recurring = inputs.flatMap((i) => (i.recurrence ? [{ ...i, recurrence: i.recurrence }] : []));
       const { scheduled, replayed } =
         recurring.length > 0 ? { scheduled: await ctx.recurring.schedule(recurring), replayed: false } : await ctx.scheduling.scheduleBatch(inputs, batchId);
@@ -64,77 +99,86 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
       if (!replayed) ctx.metrics.scheduled.inc(created);
       return { scheduled: wire, replayed };
     }),
-    GetJob: unary(ctx, async (req) => {
+    GetJob: unary(ctx, async (req, _call, t) => {
       const id = v.jobId('job_id', req.jobId);
-      const { job, runs } = await ctx.scheduling.getJob(id);
+      const { job, runs } = await ownedJob(t, id);
       if (job.kind === 'once') return { job: jobToWire(job), runs: runs.map(runToWire) };
       const d = await ctx.recurring.detail(id, job);
       return { job: jobToWire(job), runs: d.runs.map(runToWire), nextFireTimesMs: d.nextFireTimesMs.map(String), counts: countsToWire(d.counts) };
     }),
-    ListJobs: unary(ctx, async (req, call) => {
+    ListJobs: unary(ctx, async (req, call, t) => {
       const limit = v.pageSize('page_size', req.pageSize);
       const filter = {
-        queue: req.queue ? v.queueName('queue', req.queue) : null,
+        queue: req.queue ? callerQueue(t, 'queue', req.queue) : null,
         kind: v.jobKindFilter('kind', req.kind),
         status: v.jobStatusFilter('status', req.status),
-        namespace: v.namespaceFilter('namespace', req.namespace),
+        namespace: readNamespace(t, v.namespaceFilter('namespace', req.namespace), 'namespace'),
         afterId: v.jobPageToken('page_token', req.pageToken),
         limit,
       };
       const jobs = await listGate.run(() => ctx.recurring.listJobs(filter), cancelSignal(call));
       return { jobs: jobs.map(jobToWire), nextPageToken: jobs.length === limit ? jobs[jobs.length - 1].id : '' };
     }),
-    PauseJob: unary(ctx, async (req) => {
-      const { job, withdrawn } = await ctx.recurring.pause(v.jobId('job_id', req.jobId), v.noteText('note', req.note, 1024));
+    PauseJob: unary(ctx, async (req, _call, t) => {
+      const id = await checkJob(t, v.jobId('job_id', req.jobId));
+      const { job, withdrawn } = await ctx.recurring.pause(id, v.noteText('note', req.note, 1024));
       return { job: jobToWire(job), runsWithdrawn: withdrawn };
     }),
-    ResumeJob: unary(ctx, async (req) => ({ job: jobToWire(await ctx.recurring.resume(v.jobId('job_id', req.jobId), req.catchUp)) })),
-    UpdateJob: unary(ctx, async (req) => {
-      const id = v.jobId('job_id', req.jobId);
+    ResumeJob: unary(ctx, async (req, _call, t) => ({ job: jobToWire(await ctx.recurring.resume(await checkJob(t, v.jobId('job_id', req.jobId)), req.catchUp)) })),
+    UpdateJob: unary(ctx, async (req, _call, t) => {
+      const id = await checkJob(t, v.jobId('job_id', req.jobId));
       return { job: jobToWire(await ctx.recurring.update(id, v.jobUpdate(req, ctx.wallNow(), ctx.limits))) };
     }),
-    TriggerJob: unary(ctx, async (req) => ({ run: runToWire(await ctx.recurring.trigger(v.jobId('job_id', req.jobId), req.overrideOverlap)) })),
-    BackfillJob: unary(ctx, async (req) => {
-      const id = v.jobId('job_id', req.jobId);
+    TriggerJob: unary(ctx, async (req, _call, t) => ({ run: runToWire(await ctx.recurring.trigger(await checkJob(t, v.jobId('job_id', req.jobId)), req.overrideOverlap)) })),
+    BackfillJob: unary(ctx, async (req, _call, t) => {
+      const id = await checkJob(t, v.jobId('job_id', req.jobId));
       const range = v.backfillRange(req.fromMs, req.toMs, req.maxRuns, ctx.wallNow());
       const { created, existed } = await ctx.recurring.backfill(id, range.fromMs, range.toMs, range.maxRuns);
       return { created, alreadyExisted: existed };
     }),
-    GetRun: unary(ctx, async (req) => {
-      const run = await ctx.scheduling.getRun(v.runId('run_id', req.runId));
+    GetRun: unary(ctx, async (req, _call, t) => {
+      const id = v.runId('run_id', req.runId);
+      await checkRuns(t, [id]);
+      const run = await ctx.scheduling.getRun(id);
       return { run: runToWire(run), attempts: (await ctx.scheduling.attempts(run)).map(runToWire) };
     }),
-    ListDeadRuns: unary(ctx, async (req, call) => {
-      const filter = v.deadRunsFilter('', req, v.pageSize('page_size', req.pageSize));
+    ListDeadRuns: unary(ctx, async (req, call, t) => {
+      const f = v.deadRunsFilter('', req, v.pageSize('page_size', req.pageSize));
+      const filter = { ...f, queue: req.queue ? callerQueue(t, 'queue', req.queue) : null, namespace: t };
       const runs = await listGate.run(() => ctx.scheduling.listDeadRuns(filter), cancelSignal(call));
       const last = runs.at(-1);
       return { runs: runs.map(runToWire), nextPageToken: last && runs.length === filter.limit ? `${last.finished_at_ms}:${last.id}` : '' };
     }),
-    ReplayRuns: unary(ctx, async (req) => {
-      const { replayed, skipped } = await ctx.scheduling.replayRuns(v.replaySelection(req));
+    ReplayRuns: unary(ctx, async (req, _call, t) => {
+      const sel = v.replaySelection(req);
+      if ('ids' in sel) await checkRuns(t, sel.ids);
+      else sel.filter = { ...sel.filter, queue: req.filter?.queue ? callerQueue(t, 'filter.queue', req.filter.queue) : null, namespace: t };
+      const { replayed, skipped } = await ctx.scheduling.replayRuns(sel);
       return {
         replayed: replayed.map((r) => ({ deadRunId: String(r.deadRunId), newRunId: String(r.newRunId) })),
         skippedRunIds: skipped.map(String),
       };
     }),
-    ListRuns: unary(ctx, async (req, call) => {
+    ListRuns: unary(ctx, async (req, call, t) => {
       const limit = v.pageSize('page_size', req.pageSize);
       const filter = {
         jobId: req.jobId ? v.jobId('job_id', req.jobId) : null,
-        queue: req.queue ? v.queueName('queue', req.queue) : null,
+        queue: req.queue ? callerQueue(t, 'queue', req.queue) : null,
         status: v.runStatusFilter('status', req.status),
         afterId: v.pageToken('page_token', req.pageToken),
         limit,
+        namespace: t,
       };
       const runs = await listGate.run(() => ctx.scheduling.listRuns(filter), cancelSignal(call));
       return { runs: runs.map(runToWire), nextPageToken: runs.length === limit ? String(runs[runs.length - 1].id) : '' };
     }),
-    CancelJob: unary(ctx, async (req) => {
-      const { job, runsCancelled, runsCancelling } = await ctx.scheduling.cancelJob(v.jobId('job_id', req.jobId), (runId) => ctx.forgetRun(runId));
+    CancelJob: unary(ctx, async (req, _call, t) => {
+      const id = await checkJob(t, v.jobId('job_id', req.jobId));
+      const { job, runsCancelled, runsCancelling } = await ctx.scheduling.cancelJob(id, (runId) => ctx.forgetRun(runId));
       return { job: jobToWire(job), runsCancelled, runsCancelling };
     }),
-    RescheduleJob: unary(ctx, async (req) => {
-      const id = v.jobId('job_id', req.jobId);
+    RescheduleJob: unary(ctx, async (req, _call, t) => {
+      const id = await checkJob(t, v.jobId('job_id', req.jobId));
       const due = v.dueTime('', req, ctx.wallNow(), 'at_ms, delay_ms or now');
       return { run: runToWire(await ctx.scheduling.rescheduleJob(id, due)) };
     }),

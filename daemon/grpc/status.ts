@@ -13,6 +13,7 @@ export const CODE_OF: Record<ErrorKind, Status> = {
   already_exists: Status.ALREADY_EXISTS,
   unavailable: Status.UNAVAILABLE,
   resource_exhausted: Status.RESOURCE_EXHAUSTED,
+  permission_denied: Status.PERMISSION_DENIED,
   internal: Status.INTERNAL,
 };
 

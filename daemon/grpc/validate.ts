@@ -38,6 +38,15 @@ export function queueName(field: string, v: string): string {
   return v;
 }
 
+/** A queue as a caller of every namespace may name it: `queue`, or a namespace's `ns/queue` (tenancy.ts). */
+export function queueRef(field: string, v: string): string {
+  const slash = v.indexOf('/');
+  if (slash < 0) return queueName(field, v);
+  if (!NAMESPACE_RE.test(v.slice(0, slash))) throw invalidArgument(field, `"${v.slice(0, 80)}": the part before "/" must be a namespace`);
+  queueName(field, v.slice(slash + 1));
+  return v;
+}
+
 export function jobId(field: string, v: string): string {
   if (!v) throw invalidArgument(field, 'is required');
   if (!UUID_RE.test(v)) throw invalidArgument(field, `must be a UUID (got "${v.slice(0, 64)}")`);
@@ -214,7 +223,7 @@ export function answerText(v: string, max: number): string {
 
 export function subscribeInput(s: Subscribe__Output): SubscribeInput {
   if (s.queues.length === 0 || s.queues.length > 64) throw invalidArgument('subscribe.queues', `must name 1..64 queues (got ${s.queues.length})`);
-  const queues = s.queues.map((q, i) => queueName(`subscribe.queues[${i}]`, q));
+  const queues = s.queues.map((q, i) => queueRef(`subscribe.queues[${i}]`, q));
   const maxInFlight = intIn('subscribe.max_in_flight', s.maxInFlight, 1, 10_000);
   if (s.workerId.length > 128) throw invalidArgument('subscribe.worker_id', 'must be at most 128 chars');
   if (s.workerId.includes('\u0000')) throw invalidArgument('subscribe.worker_id', 'must not contain U+0000');
@@ -310,7 +319,7 @@ export function deadRunsFilter(p: string, req: ListDeadRunsRequest__Output, limi
     after = { finishedAtMs: Number(m[1]), id: Number(m[2]) };
   }
   return {
-    queue: req.queue ? queueName(`${p}queue`, req.queue) : null,
+    queue: req.queue ? queueRef(`${p}queue`, req.queue) : null,
     jobId: req.jobId ? jobId(`${p}job_id`, req.jobId) : null,
     sinceMs: since || null,
     untilMs: until || null,

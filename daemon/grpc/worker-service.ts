@@ -20,7 +20,8 @@ import { toStatus } from './status.js';
 import { deliveredToWire } from './convert.js';
 import * as v from './validate.js';
 import type { DeliveryRefInput } from './validate.js';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument, notFound } from '../errors.js';
+import { callerQueue, tenantOf, unqualifyAnswer } from './tenancy.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { AnsweredDelivery } from '../dispatch/answers.js';
 
@@ -40,6 +41,8 @@ export function workerHandlers(ctx: ApiContext): WorkerHandlers {
 
 function serveStream(ctx: ApiContext, call: Stream): void {
   const id = nextStreamId++;
+  // A namespaced worker subscribes to its namespace's queues only (tenancy.ts).
+  const tenant = tenantOf(call);
   let subscribed = false;
   let workerId: string | null = null;
   let closed = false;
@@ -84,10 +87,11 @@ function serveStream(ctx: ApiContext, call: Stream): void {
     try {
       if (!subscribed) {
         if (req.msg !== 'subscribe' || !req.subscribe) throw invalidArgument('subscribe', 'must be the first message on the stream');
-        const sub = v.subscribeInput(req.subscribe);
+        const given = v.subscribeInput(req.subscribe);
+        const sub = { ...given, queues: given.queues.map((q, i) => callerQueue(tenant, `subscribe.queues[${i}]`, q)) };
         subscribed = true;
         workerId = sub.workerId;
-        write({ subscribed: { memberId: ctx.memberId, queues: sub.queues, maxInFlight: sub.maxInFlight } });
+        write({ subscribed: { memberId: ctx.memberId, queues: given.queues, maxInFlight: sub.maxInFlight } });
         ctx.hub.register({
           id,
           workerId: sub.workerId,
@@ -96,11 +100,11 @@ function serveStream(ctx: ApiContext, call: Stream): void {
           send: sub.batchRuns
             ? (run: FiredRunRow, sentAtMs: number) => {
                 if (outbox.length === 0) queueMicrotask(flush);
-                outbox.push(deliveredToWire(run, sentAtMs));
+                outbox.push(unqualifyAnswer(tenant, deliveredToWire(run, sentAtMs)));
                 outboxBytes += run.payload.length + RUN_OVERHEAD_BYTES;
                 if (outboxBytes >= MAX_BATCH_BYTES) flush();
               }
-            : (run: FiredRunRow, sentAtMs: number) => write({ run: deliveredToWire(run, sentAtMs) }),
+            : (run: FiredRunRow, sentAtMs: number) => write({ run: unqualifyAnswer(tenant, deliveredToWire(run, sentAtMs)) }),
           cancel: (d, reason) => {
             flush(); // the run goes out before its cancel
             write({ cancel: { ref: { runId: String(d.runId), fence: String(d.fence), delivery: d.deliveries, shard: d.shard }, reason } });
@@ -109,7 +113,20 @@ function serveStream(ctx: ApiContext, call: Stream): void {
         ctx.metrics.workers.set(ctx.hub.streamCount);
         return;
       }
-      answer(ctx, id, workerId, req, ack, (acks) => write({ acks: { acks } }));
+      const answerNow = (): void => answer(ctx, id, workerId, req, ack, (acks) => write({ acks: { acks } }));
+      const unheld = tenant === null ? [] : answeredRunIds(req).filter((r) => !ctx.hub.holds(id, r));
+      if (unheld.length === 0) answerNow();
+      else
+        // Answers for runs this stream does not hold (sent after a reconnect, or
+        // forged): a namespaced worker may only answer its namespace's runs.
+        void ctx.scheduling.namespacesOfRuns(unheld).then(
+          (ns) => {
+            const foreign = unheld.find((r) => ns.get(r) !== tenant);
+            if (foreign === undefined) answerNow();
+            else refuseAnswer(ctx, req, foreign, ack, (acks) => write({ acks: { acks } }));
+          },
+          (err: unknown) => ack(errorAck(ctx, String(unheld[0]), err)),
+        );
     } catch (err) {
       refuse(err);
     }
@@ -193,6 +210,22 @@ function answer(ctx: ApiContext, streamId: number, workerId: string | null, req:
   } catch (err) {
     ack(errorAck(ctx, runIdText, err));
   }
+}
+
+/** The run ids an answer names (well-formed ones; the rest fail validation in answer()). */
+function answeredRunIds(req: WorkRequest__Output): number[] {
+  const ids =
+    req.msg === 'completes'
+      ? (req.completes?.refs ?? []).map((r) => r.runId)
+      : [req.complete?.ref?.runId, req.fail?.ref?.runId, req.heartbeat?.ref?.runId].filter((x): x is string => x !== undefined);
+  return ids.filter((x) => /^\d{1,15}$/.test(x)).map(Number);
+}
+
+/** Answers a message naming another namespace's run: NOT_FOUND (as if it did not exist); nothing is written. */
+function refuseAnswer(ctx: ApiContext, req: WorkRequest__Output, runId: number, ack: (a: Ack) => void, acks: (a: Ack[]) => void): void {
+  const err = notFound(`run ${runId}`);
+  if (req.msg === 'completes') acks((req.completes?.refs ?? []).map((r) => errorAck(ctx, r.runId, err)));
+  else ack(errorAck(ctx, String(runId), err));
 }
 
 /** A CompleteBatch: each ref validated and judged on its own; one AckBatch back, in ref order. */

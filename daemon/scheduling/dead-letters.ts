@@ -20,6 +20,8 @@ export interface DeadRunsFilter {
   /** Keyset of the previous page's last run. */
   after: { finishedAtMs: number; id: number } | null;
   limit: number;
+  /** Only runs of this namespace's jobs (a namespaced caller); null: every namespace. */
+  namespace?: string | null;
 }
 
 /** An ILIKE pattern matching `text` literally anywhere. */
@@ -37,6 +39,7 @@ export async function listDeadRuns(db: Db, f: DeadRunsFilter): Promise<RunRow[]>
     f.after?.finishedAtMs ?? null,
     f.after?.id ?? null,
     f.limit,
+    f.namespace ?? null,
   ]);
   return rows;
 }

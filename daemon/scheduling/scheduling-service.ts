@@ -9,7 +9,8 @@
 import type { Queryable } from '../db/pool.js';
 import { query, transaction } from '../db/pool.js';
 import type { JobRow, RunRow, RunStatus } from '../db/queries/columns.js';
-import { CANCEL_JOB, LIST_RUNS, RESCHEDULE_JOB, SELECT_JOB, SELECT_RUN, SELECT_RUNS_OF_JOB } from '../db/queries/jobs.js';
+import { CANCEL_JOB, LIST_RUNS, NAMESPACES_OF_RUNS, RESCHEDULE_JOB, SELECT_JOB, SELECT_RUN, SELECT_RUNS_OF_JOB } from '../db/queries/jobs.js';
+import { plainArray } from './pg-arrays.js';
 import { failedPrecondition, notFound } from '../errors.js';
 import type { AfterCommit } from '../engine/router.js';
 import { runRefOf } from '../run-ref.js';
@@ -25,6 +26,8 @@ export interface ListRunsFilter {
   status: RunStatus | null;
   afterId: number;
   limit: number;
+  /** Only runs of this namespace's jobs; null or absent: every namespace. */
+  namespace?: string | null;
 }
 
 export class SchedulingService {
@@ -74,8 +77,14 @@ export class SchedulingService {
   }
 
   async listRuns(f: ListRunsFilter): Promise<RunRow[]> {
-    const { rows } = await query<RunRow>(this.deps.db, LIST_RUNS, [f.jobId, f.queue, f.status, f.afterId, f.limit]);
+    const { rows } = await query<RunRow>(this.deps.db, LIST_RUNS, [f.jobId, f.queue, f.status, f.afterId, f.limit, f.namespace ?? null]);
     return rows;
+  }
+
+  /** Each run's job namespace (runs that do not exist are absent). */
+  async namespacesOfRuns(runIds: readonly number[]): Promise<Map<number, string>> {
+    const { rows } = await query<{ id: number; namespace: string }>(this.deps.db, NAMESPACES_OF_RUNS, [plainArray(runIds)]);
+    return new Map(rows.map((r) => [Number(r.id), r.namespace]));
   }
 
   /**

@@ -6,13 +6,12 @@
  *   { "tokens":     [{ "name": "billing-api", "sha256": "<hex>", "role": "scheduler", "namespace": "billing" }],
  *     "identities": [{ "name": "fraud-worker", "subject": "fraud-worker", "role": "worker", "namespace": "fraud" }] }
  *
- * States: the table in use is the last file that parsed. A reload that fails
- * keeps the previous table (and is logged): a typo while editing must not
- * lock every client out.
+ * Re-read while the daemon runs (watched-file.ts: a broken edit keeps the
+ * previous table).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import type { Logger } from '../log.js';
+import { parseJsonFile, WatchedFile } from '../watched-file.js';
 import { isRole, ROLES, type Role } from './permissions.js';
 
 /** An authenticated caller. */
@@ -44,12 +43,7 @@ const NAMESPACE_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** Parses and checks a credentials file's text; errors name the entry and field. */
 export function parseCredentials(text: string, source: string): CredentialTable {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${source}: not JSON (${(err as Error).message})`);
-  }
+  const doc = parseJsonFile(text, source);
   if (typeof doc !== 'object' || doc === null) throw new Error(`${source}: must be an object with "tokens" and/or "identities"`);
   const d = doc as { tokens?: unknown; identities?: unknown };
   const byTokenHash = new Map<string, Principal>();
@@ -65,6 +59,7 @@ export function parseCredentials(text: string, source: string): CredentialTable 
     const namespace = o.namespace ?? (o.role === 'admin' ? '*' : undefined);
     if (typeof namespace !== 'string' || (namespace !== '*' && !NAMESPACE_RE.test(namespace)))
       throw new Error(`${where}.namespace: 1..64 chars of [A-Za-z0-9_.-], or "*" for every namespace (got ${JSON.stringify(o.namespace)})`);
+    if (o.role === 'admin' && namespace !== '*') throw new Error(`${where}.namespace: an admin acts on the whole cluster (shards, members, limits): "*" or none`);
     const k = o[key];
     if (key === 'sha256' && (typeof k !== 'string' || !/^[0-9a-f]{64}$/.test(k)))
       throw new Error(`${where}.sha256: the token's SHA-256 as 64 lowercase hex digits (\`timelane token hash\`); never the token itself`);
@@ -90,34 +85,6 @@ export function parseCredentials(text: string, source: string): CredentialTable 
 }
 
 /** The credentials file, read at start (errors stop the daemon) and re-read when it changes. */
-export class CredentialsFile {
-  private table: CredentialTable;
-
-  constructor(
-    private readonly path: string,
-    private readonly log: Logger,
-    private readonly pollMs: number,
-  ) {
-    this.table = parseCredentials(readFileSync(path, 'utf8'), path);
-  }
-
-  get current(): CredentialTable {
-    return this.table;
-  }
-
-  start(): void {
-    watchFile(this.path, { interval: this.pollMs, persistent: false }, (cur, prev) => {
-      if (cur.mtimeMs === prev.mtimeMs && cur.size === prev.size) return;
-      try {
-        this.table = parseCredentials(readFileSync(this.path, 'utf8'), this.path);
-        this.log.info({ file: this.path, tokens: this.table.byTokenHash.size, identities: this.table.bySubject.size }, 'credentials reloaded');
-      } catch (err) {
-        this.log.error({ err: (err as Error).message }, 'credentials file not reloaded; the previous one stays in force');
-      }
-    });
-  }
-
-  stop(): void {
-    unwatchFile(this.path);
-  }
+export function credentialsFile(path: string, log: Logger, pollMs: number): WatchedFile<CredentialTable> {
+  return new WatchedFile(path, parseCredentials, 'credentials', log, pollMs);
 }

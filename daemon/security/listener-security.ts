@@ -7,7 +7,7 @@ import type { ServerCredentials, ServerInterceptor } from '@grpc/grpc-js';
 import type { DaemonConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { authInterceptor } from './authorize.js';
-import { CredentialsFile } from './credentials-file.js';
+import { credentialsFile } from './credentials-file.js';
 import { grpcServerCredentials, type TlsFiles } from './tls.js';
 
 export interface ListenerSecurity {
@@ -22,7 +22,7 @@ export interface ListenerSecurity {
 
 export function listenerSecurity(cfg: DaemonConfig, log: Logger): ListenerSecurity {
   const tls: TlsFiles | null = cfg.tlsCert ? { certFile: cfg.tlsCert, keyFile: cfg.tlsKey, clientCaFile: cfg.tlsClientCa || null, reloadMs: cfg.tlsReloadMs } : null;
-  const file = cfg.authFile ? new CredentialsFile(cfg.authFile, log, cfg.tlsReloadMs) : null;
+  const file = cfg.authFile ? credentialsFile(cfg.authFile, log, cfg.tlsReloadMs) : null;
   file?.start();
   const mtls = tls?.clientCaFile != null;
   const auth = file === null ? (mtls ? 'certificates' : 'open') : mtls ? 'tokens+certificates' : 'tokens';

@@ -20,6 +20,7 @@ import { service as healthServiceDefinition } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker, tlsCredentials, TimelaneClient, type Worker } from '../../clients/index.js';
 import type { DeliveredRunInfo } from '../../clients/types.js';
+import { openWorkStream, type WorkStream } from '../../clients/work-stream.js';
 import { cliPath, type DaemonProcess } from '../../ops/local/daemon-process.js';
 import { hashToken } from '../../daemon/security/credentials-file.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -336,5 +337,168 @@ describe('a production daemon', () => {
     } finally {
       await db.drop();
     }
+  });
+});
+
+describe('namespaces isolate; quotas hold', () => {
+  const NS_TOKENS = { admin: 'ns-admin', billing: 'ns-billing', fraud: 'ns-fraud', billingWorker: 'ns-billing-w', fraudWorker: 'ns-fraud-w', fraudReader: 'ns-fraud-r', limited: 'ns-limited' };
+  let db: TestDatabase;
+  let daemon: DaemonProcess;
+  const clients: TimelaneClient[] = [];
+  const streams: WorkStream[] = [];
+  const open = (token: string) => {
+    const c = client(daemon.address, { token });
+    clients.push(c);
+    return c;
+  };
+  const stream = (token: string, queues: string[]) => {
+    const s = track(openWorkStream(daemon.address, { queues, maxInFlight: 10 }, { credentials: tlsCredentials({ ca: readFileSync(certs.caCert) }), token }), 'work stream');
+    streams.push(s);
+    return s;
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase(SHARDS);
+    const entry = (name: string, token: string, role: string, namespace?: string) => ({ name, sha256: hashToken(token), role, ...(namespace ? { namespace } : {}) });
+    const authFile = credentialsFile('ns-tokens.json', {
+      tokens: [
+        entry('ops', NS_TOKENS.admin, 'admin'),
+        entry('billing-api', NS_TOKENS.billing, 'scheduler', 'billing'),
+        entry('fraud-api', NS_TOKENS.fraud, 'scheduler', 'fraud'),
+        entry('billing-worker', NS_TOKENS.billingWorker, 'worker', 'billing'),
+        entry('fraud-worker', NS_TOKENS.fraudWorker, 'worker', 'fraud'),
+        entry('fraud-reader', NS_TOKENS.fraudReader, 'reader', 'fraud'),
+        entry('limited-api', NS_TOKENS.limited, 'scheduler', 'limited'),
+      ],
+    });
+    const quotasFile = path.join(dir, 'quotas.json');
+    writeFileSync(quotasFile, JSON.stringify({ limited: { max_payload_bytes: 100, schedules_per_second: 5, max_scheduled_runs: 8 } }));
+    daemon = await startDaemon({
+      databaseUrl: db.url,
+      args: ['--tls-cert', certs.serverCert, '--tls-key', certs.serverKey, '--auth-file', authFile, '--quotas-file', quotasFile],
+    });
+    expect(await waitForOwnedShards(open(NS_TOKENS.admin), SHARDS)).toBe(true);
+  });
+
+  afterAll(async () => {
+    for (const s of streams) {
+      s.cancel();
+      await s.finished;
+      untrack(s);
+    }
+    closeAll(clients);
+    await stopDaemon(daemon);
+    await db?.drop();
+  });
+
+  it('every Scheduler RPC across namespaces is denied or sees nothing', async () => {
+    const billing = open(NS_TOKENS.billing);
+    const fraud = open(NS_TOKENS.fraud);
+    const admin = open(NS_TOKENS.admin);
+    const far = Date.now() + 3_600_000;
+    const b = await billing.schedule({ queue: 'invoices', at: far, payload: { secret: 'billing' } });
+    const bRecurring = await billing.scheduleRecurring({ queue: 'invoices', recurrence: { everyMs: 3_600_000 } });
+    const f = await fraud.schedule({ queue: 'invoices', at: far });
+    // Same queue name, two namespaces: each caller sees its own name; the admin sees where they live.
+    expect(b.job.namespace).toBe('billing');
+    expect(b.job.queue).toBe('invoices');
+    expect((await admin.getJob(b.job.id)).job.queue).toBe('billing/invoices');
+    expect((await admin.getJob(f.job.id)).job.queue).toBe('fraud/invoices');
+
+    const notFound = async (what: string, p: Promise<unknown>) => expect((await grpcError(p)).code, what).toBe(grpc.status.NOT_FOUND);
+    await notFound('GetJob', fraud.getJob(b.job.id));
+    await notFound('GetRun', fraud.getRun(b.run.id));
+    await notFound('CancelJob', fraud.cancelJob(b.job.id));
+    await notFound('RescheduleJob', fraud.rescheduleJob(b.job.id, { delayMs: 1_000 }));
+    await notFound('PauseJob', fraud.pauseJob(bRecurring.job.id));
+    await notFound('ResumeJob', fraud.resumeJob(bRecurring.job.id));
+    await notFound('UpdateJob', fraud.updateJob(bRecurring.job.id, { priority: 5 }));
+    await notFound('TriggerJob', fraud.triggerJob(bRecurring.job.id));
+    await notFound('BackfillJob', fraud.backfillJob(bRecurring.job.id, { from: Date.now() - 10_000, to: Date.now() }));
+    await notFound('ReplayRuns', fraud.replayRuns({ runIds: [b.run.id] }));
+    const denied = async (what: string, p: Promise<unknown>) => expect((await grpcError(p)).code, what).toBe(grpc.status.PERMISSION_DENIED);
+    await denied('Schedule into another namespace', fraud.schedule({ queue: 'invoices', namespace: 'billing' }));
+    await denied('ListJobs of another namespace', fraud.listJobs({ namespace: 'billing' }));
+    // Lists show only the caller's own.
+    const fraudJobs = (await fraud.listJobs({ pageSize: 1000 })).jobs.map((j) => j.id);
+    expect(fraudJobs).toEqual([f.job.id]);
+    const fraudRuns = (await fraud.listRuns({ pageSize: 1000 })).runs;
+    expect(fraudRuns.map((r) => r.jobId)).toEqual([f.job.id]);
+    expect(fraudRuns[0].queue).toBe('invoices');
+    expect((await fraud.listRuns({ queue: 'invoices', pageSize: 1000 })).runs.map((r) => r.id)).toEqual([f.run.id]);
+    expect((await fraud.listDeadRuns({})).runs).toEqual([]);
+    // Nothing of billing's changed.
+    expect((await billing.getJob(b.job.id)).job.status).toBe('active');
+    expect((await billing.getJob(bRecurring.job.id)).job.status).toBe('active');
+  });
+
+  it("a worker gets only its namespace's runs, and cannot answer another's", async () => {
+    const billing = open(NS_TOKENS.billing);
+    const fraud = open(NS_TOKENS.fraud);
+    const admin = open(NS_TOKENS.admin);
+    const billingStream = stream(NS_TOKENS.billingWorker, ['payouts']);
+    const fraudStream = stream(NS_TOKENS.fraudWorker, ['payouts']);
+    expect((await billingStream.subscribed()).queues).toEqual(['payouts']);
+    await fraudStream.subscribed();
+    const b = await billing.schedule({ queue: 'payouts', delayMs: 100 });
+    const f = await fraud.schedule({ queue: 'payouts', delayMs: 100 });
+    const gotB = await billingStream.nextRun();
+    const gotF = await fraudStream.nextRun();
+    expect([gotB.runId, gotB.queue]).toEqual([b.run.id, 'payouts']);
+    expect([gotF.runId, gotF.queue]).toEqual([f.run.id, 'payouts']);
+
+    // The fraud worker forges a Complete for billing's run (its fence and delivery are right).
+    fraudStream.complete({ runId: gotB.runId, fence: String(gotB.fence), delivery: gotB.delivery, shard: gotB.shard });
+    const forged = await fraudStream.nextAck();
+    expect([forged.runId, forged.codeName]).toEqual([gotB.runId, 'NOT_FOUND']);
+    expect((await admin.getRun(b.run.id)).status).toBe('fired');
+    // Its own answers still work; billing's worker completes its run.
+    fraudStream.complete({ runId: gotF.runId, fence: String(gotF.fence), delivery: gotF.delivery, shard: gotF.shard });
+    expect((await fraudStream.nextAck()).codeName).toBe('OK');
+    billingStream.complete({ runId: gotB.runId, fence: String(gotB.fence), delivery: gotB.delivery, shard: gotB.shard });
+    expect((await billingStream.nextAck()).codeName).toBe('OK');
+    expect((await admin.getRun(b.run.id)).status).toBe('completed');
+  });
+
+  it("queue limits: a namespace's reader sees its own, under its own names", async () => {
+    const admin = open(NS_TOKENS.admin);
+    await admin.setQueueLimits({ queue: 'billing/invoices', maxInFlight: 4, maxPerSecond: 0 });
+    await admin.setQueueLimits({ queue: 'fraud/alerts', maxInFlight: 2, maxPerSecond: 0 });
+    expect(await open(NS_TOKENS.fraudReader).listQueueLimits()).toEqual([{ queue: 'alerts', maxInFlight: 2, maxPerSecond: 0 }]);
+    expect((await admin.listQueueLimits()).map((l) => l.queue).sort()).toEqual(['billing/invoices', 'fraud/alerts']);
+  });
+
+  it('quotas: RESOURCE_EXHAUSTED naming the quota, nothing written', async () => {
+    const limited = open(NS_TOKENS.limited);
+    const far = Date.now() + 3_600_000;
+    const exhausted = async (p: Promise<unknown>, quota: string) => {
+      const e = await grpcError(p);
+      expect(e.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect(e.details).toContain(quota);
+    };
+    const jobs = async () => (await limited.listJobs({ pageSize: 1000 })).jobs.length;
+    await exhausted(limited.schedule({ queue: 'q', at: far, payload: Buffer.alloc(200) }), 'max_payload_bytes');
+    await exhausted(limited.scheduleBatch(Array.from({ length: 6 }, () => ({ queue: 'q', at: far }))), 'schedules_per_second');
+    expect(await jobs()).toBe(0);
+    // Within the rate (5/s): schedules go through once tokens are back.
+    let made = 0;
+    expect(
+      await waitUntil(async () => {
+        const ok = await limited.schedule({ queue: 'q', at: far }).then(() => true, (e: grpc.ServiceError) => (e.code === grpc.status.RESOURCE_EXHAUSTED ? false : Promise.reject(e)));
+        if (ok) made++;
+        return made === 8;
+      }, 15_000, 50),
+    ).toBe(true);
+    expect(await jobs()).toBe(8);
+    // 8 runs wait to fire: the 9th is over max_scheduled_runs, whatever the rate.
+    let last: grpc.ServiceError | undefined;
+    expect(
+      await waitUntil(async () => {
+        last = await grpcError(limited.schedule({ queue: 'q', at: far }));
+        return last.details.includes('max_scheduled_runs');
+      }, 5_000, 100),
+    ).toBe(true);
+    expect(last!.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(await jobs()).toBe(8);
   });
 });

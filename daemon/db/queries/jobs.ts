@@ -122,7 +122,17 @@ export const LIST_RUNS = `
 SELECT ${RUN_COLUMNS} FROM runs r
 WHERE ($1::uuid IS NULL OR r.job_id = $1) AND ($2::text IS NULL OR r.queue = $2)
   AND ($3::text IS NULL OR r.status = $3) AND r.id > $4
+  AND ($6::text IS NULL OR EXISTS (SELECT 1 FROM jobs j WHERE j.id = r.job_id AND j.namespace = $6))
 ORDER BY r.id LIMIT $5`;
+
+/** countWaitingRuns — runs of a namespace's jobs waiting to fire (quota max_scheduled_runs). $1 namespace. */
+export const COUNT_WAITING_RUNS = `
+SELECT count(*) AS n FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard
+WHERE j.namespace = $1 AND r.status IN ('scheduled', 'buffered')`;
+
+/** namespacesOfRuns — each run's job namespace (tenancy checks). $1 run ids int8[]. */
+export const NAMESPACES_OF_RUNS = `
+SELECT r.id, j.namespace FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard WHERE r.id = ANY($1::int8[])`;
 
 /**
  * cancelJob — active (or paused) job → cancelled; its runs waiting to fire
@@ -174,6 +184,7 @@ WHERE r.status = 'dead' AND ($1::text IS NULL OR r.queue = $1) AND ($2::uuid IS 
   AND ($4::int8 IS NULL OR r.finished_at < to_timestamp($4::int8 / 1000.0))
   AND ($5::text IS NULL OR r.error ILIKE $5)
   AND ($6::int8 IS NULL OR (r.finished_at, r.id) < (to_timestamp($6::int8 / 1000.0), $7::int8))
+  AND ($9::text IS NULL OR EXISTS (SELECT 1 FROM jobs j WHERE j.id = r.job_id AND j.namespace = $9))
 ORDER BY r.finished_at DESC, r.id DESC LIMIT $8`;
 
 /** attemptsOf — every attempt of one occurrence (a job's runs sharing an idempotency key), oldest first. $1 job id, $2 key. */
