@@ -4,7 +4,8 @@
  * HTTPS with the daemon's certificate and calls the gRPC port over TLS; it
  * asks for a token when the daemon refuses a call for want of one; a reader
  * sees the pages but may not pause a job (the daemon's PERMISSION_DENIED
- * shown as is, the job untouched), a scheduler may. The console never
+ * shown as is, the job untouched), a scheduler may; a reader bound to a
+ * namespace sees only that namespace's jobs and queues. The console never
  * answers without a token the daemon accepted.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +22,13 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { closeClient, startDaemon, stopDaemon } from '../helpers/e2e.js';
 import { track } from '../helpers/tracked.js';
 
-const TOKENS = { reader: 'console-reader-token-0123456789', scheduler: 'console-scheduler-token-0123456789', admin: 'console-admin-token-0123456789' };
+const TOKENS = {
+  reader: 'console-reader-token-0123456789',
+  scheduler: 'console-scheduler-token-0123456789',
+  admin: 'console-admin-token-0123456789',
+  billingReader: 'console-billing-reader-token-0123456789',
+  billingScheduler: 'console-billing-scheduler-token-0123456789',
+};
 
 if (!HAS_CHROMIUM) console.warn(SKIP_MESSAGE);
 
@@ -48,6 +55,8 @@ describe.skipIf(!HAS_CHROMIUM)('web console on a daemon with TLS and tokens', ()
           { name: 'ops', sha256: hashToken(TOKENS.admin), role: 'admin' },
           { name: 'dashboards', sha256: hashToken(TOKENS.reader), role: 'reader', namespace: '*' },
           { name: 'oncall', sha256: hashToken(TOKENS.scheduler), role: 'scheduler', namespace: '*' },
+          { name: 'billing-dashboards', sha256: hashToken(TOKENS.billingReader), role: 'reader', namespace: 'billing' },
+          { name: 'billing-api', sha256: hashToken(TOKENS.billingScheduler), role: 'scheduler', namespace: 'billing' },
         ],
       }),
     );
@@ -114,5 +123,31 @@ describe.skipIf(!HAS_CHROMIUM)('web console on a daemon with TLS and tokens', ()
     await page.click('button:text("Pause")');
     await page.waitForSelector('[data-testid=job-status] .badge.paused');
     expect((await admin.getJob(jobId)).job.status).toBe('paused');
+  });
+
+  it('a reader bound to a namespace sees only its namespace through the console', async () => {
+    // Scheduled by a billing credential: stored as queue billing/invoices, which only billing's callers see as "invoices".
+    const billingApi = track(new TimelaneClient(daemon!.address, { credentials: tlsCredentials({ ca: readFileSync(certs.caCert) }), token: TOKENS.billingScheduler, timeoutMs: 10_000 }), 'billing client');
+    let billingJob: string;
+    try {
+      billingJob = (await billingApi.schedule({ queue: 'invoices', delayMs: 3_600_000 })).job.id;
+    } finally {
+      closeClient(billingApi);
+    }
+    const get = async (p: string, token: string): Promise<unknown> =>
+      page.evaluate(async ([url, t]) => (await fetch(url, { headers: { authorization: `Bearer ${t}` } })).json(), [`${consoleUrl}api/${p}`, token] as const);
+    const billingJobs = (await get('jobs', TOKENS.billingReader)) as { jobs: { id: string; queue: string }[] };
+    expect(billingJobs.jobs.map((j) => j.id)).toEqual([billingJob]);
+    expect(billingJobs.jobs[0].queue).toBe('invoices');
+    const allJobs = (await get('jobs', TOKENS.reader)) as { jobs: { id: string; queue: string }[] };
+    expect(allJobs.jobs.map((j) => j.id).sort()).toEqual([billingJob, jobId].sort());
+    expect(allJobs.jobs.find((j) => j.id === billingJob)?.queue).toBe('billing/invoices');
+    const billingQueues = (await get('queues', TOKENS.billingReader)) as { queues: { queue: string }[] };
+    expect(billingQueues.queues.map((q) => q.queue)).toEqual(['invoices']);
+    // Another namespace's job is not found, not forbidden: its existence is not told.
+    expect(await page.evaluate(async ([url, t]) => (await fetch(url, { headers: { authorization: `Bearer ${t}` } })).status, [`${consoleUrl}api/jobs/${jobId}`, TOKENS.billingReader] as const)).toBe(404);
+    // A search by the qualified name, as an every-namespace caller sees it.
+    const runs = (await get('runs?queue=billing%2Finvoices', TOKENS.reader)) as { runs: { jobId: string }[] };
+    expect(runs.runs.map((r) => r.jobId)).toEqual([billingJob]);
   });
 });
