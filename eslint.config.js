@@ -13,4 +13,6 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },
+  // The web console's front end runs in the browser (plain ES modules, no build step).
+  { files: ['console/web/**/*.js'], languageOptions: { globals: { ...globals.browser } } },
 );

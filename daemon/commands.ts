@@ -11,6 +11,9 @@ import type { EmbeddedHandle } from './db/embedded.js';
 import { hashToken, newToken, parseCredentials } from './security/credentials-file.js';
 import { ROLES } from './security/permissions.js';
 
+/** `timelane dev` serves the web console here unless told otherwise (`timelane daemon` serves none by default). */
+const DEV_CONSOLE_ADDRESS = '127.0.0.1:7080';
+
 function addDaemonOptions(cmd: Command): Command {
   for (const spec of OPTION_SPECS) {
     const def = spec.default === '' ? '' : ` (default: ${JSON.stringify(spec.default)})`;
@@ -97,6 +100,7 @@ export function registerDaemonCommands(program: Command): void {
         databaseUrl: flags.databaseUrl ?? pg.url,
         migrateOnStart: true,
         memberId: flags.memberId ?? 'dev',
+        consoleAddress: flags.consoleAddress ?? process.env.TIMELANE_CONSOLE_ADDRESS ?? DEV_CONSOLE_ADDRESS,
         logFormat: flags.logFormat ?? process.env.TIMELANE_LOG_FORMAT ?? 'pretty',
       });
       const daemon = new Daemon(config);
@@ -109,6 +113,7 @@ export function registerDaemonCommands(program: Command): void {
           `timelane dev is running (embedded PostgreSQL data in ${o.dataDir}, port ${o.pgPort})`,
           `  gRPC     ${addr}   (grpcurl -plaintext ${addr} list)`,
           `  metrics  ${config.metricsAddress ? `http${config.tlsCert ? 's' : ''}://${config.metricsAddress}/metrics` : 'disabled'}`,
+          `  console  ${daemon.consoleUrl ?? 'disabled'}`,
           config.authFile || config.tlsClientCa ? `  auth     ${config.authFile ? 'tokens' : ''}${config.authFile && config.tlsClientCa ? ' + ' : ''}${config.tlsClientCa ? 'client certificates' : ''}` : '  auth     OPEN (dev mode: no authentication; every caller is an admin)',
           '  try, in another terminal:',
           '    npx timelane worker --queue demo',

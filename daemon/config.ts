@@ -30,6 +30,8 @@ export interface DaemonConfig {
   healthAddress: string;
   /** Prometheus metrics listen address host:port; empty disables. */
   metricsAddress: string;
+  /** Web console listen address host:port (port 0: any free port); empty disables (the production default; `timelane dev` turns it on). */
+  consoleAddress: string;
   /** Shard count used when the cluster is first initialised by `migrate`. */
   shardCount: number;
   /** Pin this daemon to a shard range ("0-63,128") — sidecar mode. Empty => balanced. */
@@ -99,6 +101,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'advertiseAddress', flag: '--advertise-address <host:port>', env: 'TIMELANE_ADVERTISE_ADDRESS', description: 'address clients use to reach this daemon (default: grpc address)', default: '' },
   { key: 'healthAddress', flag: '--health-address <host:port>', env: 'TIMELANE_HEALTH_ADDRESS', description: 'plaintext listener with only the gRPC health service, for probes that cannot speak TLS (kubelet); "" disables', default: '' },
   { key: 'metricsAddress', flag: '--metrics-address <host:port>', env: 'TIMELANE_METRICS_ADDRESS', description: 'Prometheus /metrics listen address; "" disables', default: '127.0.0.1:9464' },
+  { key: 'consoleAddress', flag: '--console-address <host:port>', env: 'TIMELANE_CONSOLE_ADDRESS', description: 'web console listen address (port 0: any free port); "" disables. Off in `daemon`, 127.0.0.1:7080 in `dev`', default: '' },
   { key: 'shardCount', flag: '--shard-count <n>', env: 'TIMELANE_SHARD_COUNT', description: 'shards created by `migrate` on a new cluster (fixed afterwards)', default: 64 },
   { key: 'shards', flag: '--shards <ranges>', env: 'TIMELANE_SHARDS', description: 'pin to shard ranges, e.g. "0-63" (sidecar mode); empty => balanced share', default: '' },
   { key: 'adoptOrphans', flag: '--adopt-orphans', env: 'TIMELANE_ADOPT_ORPHANS', description: 'also own shards whose pinned owner is gone (standby)', default: false },
@@ -194,6 +197,7 @@ export function validateConfig(cfg: DaemonConfig): void {
   if (!/^[^:]+:\d+$|^\[[^\]]+\]:\d+$/.test(cfg.grpcAddress)) throw new Error(`--grpc-address: must be host:port (got "${cfg.grpcAddress}")`);
   if (cfg.healthAddress && !/^[^:]+:\d+$/.test(cfg.healthAddress)) throw new Error(`--health-address: must be host:port or "" (got "${cfg.healthAddress}")`);
   if (cfg.metricsAddress && !/^[^:]+:\d+$/.test(cfg.metricsAddress)) throw new Error(`--metrics-address: must be host:port or "" (got "${cfg.metricsAddress}")`);
+  if (cfg.consoleAddress && !/^[^:]+:\d+$/.test(cfg.consoleAddress)) throw new Error(`--console-address: must be host:port or "" (got "${cfg.consoleAddress}")`);
   if (cfg.reapIntervalMs > cfg.defaultRunLeaseMs) throw new Error('--reap-interval-ms: must not exceed --default-run-lease-ms');
   if (!cfg.tlsCert !== !cfg.tlsKey) throw new Error('--tls-cert / --tls-key: give both, or neither');
   if (cfg.tlsClientCa && !cfg.tlsCert) throw new Error('--tls-client-ca: needs --tls-cert and --tls-key (mTLS is TLS with client certificates)');

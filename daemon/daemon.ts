@@ -7,6 +7,9 @@
  *   engine       FireEngine: loader → heap → claim → release → delivery → answers
  *   cluster      membership and balanced assignment (Redis only)
  *   api          gRPC (Scheduler, Worker, Admin, health, reflection) + metrics
+ *   console      the web console (console/server), when --console-address is
+ *                set: a client of our own gRPC API, listening from just after
+ *                the gRPC port opens (its pages show NOT_SERVING's state too)
  *
  * Life cycle: start() → checks the schema, opens the gRPC port (NOT_SERVING),
  * starts the engine and the leases (each acquired shard is loaded from
@@ -36,12 +39,15 @@ import { PostgresPermits, RedisPermits } from './dispatch/queue-limits.js';
 import { RecurringService } from './recurring/recurring-service.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import { listenerSecurity, type ListenerSecurity } from './security/listener-security.js';
+import { readTlsFiles, watchHttpsContext } from './security/tls.js';
 import { NamespaceQuotas } from './scheduling/quotas.js';
 import type { ApiContext } from './grpc/context.js';
 import { measureClockSkew } from './clock-skew.js';
 import { ClusterMember } from './cluster/cluster-member.js';
 import { ClusterOperations } from './cluster/operations.js';
 import { listMembers, listShards, type ClusterViewDeps } from './admin/cluster-view.js';
+import { startConsole, type ConsoleServer } from '../console/server/console-server.js';
+import { consoleClientCredentials } from '../console/server/grpc-credentials.js';
 
 const SKEW_EVERY_MS = 5_000;
 const ANSWER_POOL_SIZE = 4;
@@ -67,6 +73,7 @@ export class Daemon {
   private recurring!: RecurringService;
   private grpc: GrpcServer | null = null;
   private metricsServer: http.Server | null = null;
+  private consoleServer: ConsoleServer | null = null;
   private security: ListenerSecurity | null = null;
   private quotas!: NamespaceQuotas;
   private skewTimer: NodeJS.Timeout | null = null;
@@ -76,6 +83,11 @@ export class Daemon {
 
   constructor(readonly config: DaemonConfig) {
     this.log = createLogger(config.logLevel, { member: config.memberId }, config.logFormat === 'pretty' ? 'pretty' : 'json');
+  }
+
+  /** The web console's URL as bound, or null when it is off. */
+  get consoleUrl(): string | null {
+    return this.consoleServer?.url ?? null;
   }
 
   /** The bound gRPC port (useful with port 0). */
@@ -158,6 +170,8 @@ export class Daemon {
     this.grpc = await startGrpcServer(this.apiContext(), cfg.grpcAddress, { credentials: this.security.grpcCredentials, interceptor: this.security.interceptor }, cfg.healthAddress);
     if (cfg.metricsAddress) this.metricsServer = await serveMetrics(this.metrics, cfg.metricsAddress, this.security.tls, this.log);
     if (this.security.summary.auth === 'open') this.log.warn('running OPEN: no authentication, every caller is an admin (dev mode or --insecure)');
+    // Before any shard is taken: a console port already in use fails the start cleanly.
+    if (cfg.consoleAddress) this.consoleServer = await this.startConsole(cfg.consoleAddress);
 
     this.engine.start();
     this.leases.start();
@@ -192,6 +206,7 @@ export class Daemon {
       {
         grpc: `${cfg.grpcAddress.replace(/:\d+$/, '')}:${this.grpc.port}`,
         metrics: cfg.metricsAddress || null,
+        console: this.consoleUrl,
         health: this.grpc.healthPort ? `${cfg.healthAddress.replace(/:\d+$/, '')}:${this.grpc.healthPort}` : null,
         shards: this.shardCount,
         leases: this.backend.kind,
@@ -213,8 +228,36 @@ export class Daemon {
     this.grpc?.setServing(true);
   }
 
+  /**
+   * The console calls our own gRPC API (as the CLI would: same validation,
+   * same gate — each browser request carries its user's bearer token), so it
+   * dials our listen port on a loopback host when we listen on a wildcard.
+   * With TLS it serves HTTPS with our certificate and verifies our gRPC port
+   * against TIMELANE_TLS_CA (as the CLI does), else our own certificate file;
+   * under mTLS it presents TIMELANE_TLS_CERT / TIMELANE_TLS_KEY when set.
+   */
+  private startConsole(address: string): Promise<ConsoleServer> {
+    const cfg = this.config;
+    const host = cfg.grpcAddress.replace(/:\d+$/, '').replace(/^(0\.0\.0\.0|\[::\]|::)$/, '127.0.0.1');
+    const tls = this.security?.tls ?? null;
+    const env = process.env;
+    if (tls?.clientCaFile && !(env.TIMELANE_TLS_CERT && env.TIMELANE_TLS_KEY))
+      this.log.warn('web console: the gRPC port requires client certificates; give the console one with TIMELANE_TLS_CERT and TIMELANE_TLS_KEY');
+    return startConsole({
+      address,
+      grpcAddress: `${host}:${this.grpcPort}`,
+      registry: this.metrics.registry,
+      local: { memberId: cfg.memberId, streamsPerQueue: () => this.engine.hub.streamsPerQueue() },
+      authRequired: cfg.authFile !== '',
+      clientOptions: tls ? { credentials: consoleClientCredentials({ caFile: env.TIMELANE_TLS_CA || tls.certFile, certFile: env.TIMELANE_TLS_CERT, keyFile: env.TIMELANE_TLS_KEY }) } : {},
+      https: tls ? { options: readTlsFiles({ ...tls, clientCaFile: null }), watch: (server) => watchHttpsContext(server, { ...tls, clientCaFile: null }, this.log) } : undefined,
+      onError: (err, url) => this.log.error({ err, url }, 'web console request failed'),
+    });
+  }
+
   /** Graceful stop: release shards first so peers take over at once. */
   async stop(): Promise<void> {
+    await this.consoleServer?.stop();
     this.grpc?.setServing(false);
     if (this.skewTimer) clearInterval(this.skewTimer);
     if (this.gaugeTimer) clearInterval(this.gaugeTimer);

@@ -103,6 +103,13 @@ export class DeliveryHub {
     return this.streams.size;
   }
 
+  /** Open streams per subscribed queue ('*' for every queue); read-only, for the web console's queues page. */
+  streamsPerQueue(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [queue, list] of this.byQueue) out[queue] = list.length;
+    return out;
+  }
+
   register(sink: WorkerSink): void {
     const st: StreamState = { sink, inFlight: new Map() };
     this.streams.set(sink.id, st);

@@ -30,7 +30,7 @@ interface Dev {
 
 function startDev(pgPort: number, grpcPort: number): Dev {
   const child = track(
-    spawn(process.execPath, [cliPath(), 'dev', '--data-dir', dataDir, '--pg-port', String(pgPort), '--grpc-address', `127.0.0.1:${grpcPort}`, '--metrics-address', ''], {
+    spawn(process.execPath, [cliPath(), 'dev', '--data-dir', dataDir, '--pg-port', String(pgPort), '--grpc-address', `127.0.0.1:${grpcPort}`, '--metrics-address', '', '--console-address', '127.0.0.1:0'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
     'timelane dev',
@@ -70,6 +70,8 @@ describe('timelane dev after kill -9', () => {
     const grpcPort = await freePort();
     const first = startDev(pgPort, grpcPort);
     expect(await waitUntil(() => first.stderr().includes('timelane dev is running'), 60_000, 100), first.stderr()).toBe(true);
+    // dev serves the web console (a free port here, 127.0.0.1:7080 by default) and the banner says where.
+    expect(first.stderr()).toMatch(/console {2}http:\/\/127\.0\.0\.1:\d+\//);
     const client = openClient(`127.0.0.1:${grpcPort}`);
     let jobId: string;
     try {

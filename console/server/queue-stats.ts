@@ -1,0 +1,131 @@
+/**
+ * Queue depth by status, read through the public API (ListJobs for the
+ * queue names, ListRuns per queue and status). The API has no count call,
+ * so each count is one page of runs: at most LIVE_CAP for the statuses an
+ * operator watches (scheduled, buffered, in flight, dead), TERMINAL_CAP for
+ * history (completed, failed, cancelled); a count at its cap is shown as
+ * "≥ cap" (`capped`). The scheduled runs of that page also give the "due in
+ * the next minutes" histogram.
+ *
+ * Cost: these reads are served and decoded in the daemon's own process, on
+ * the event loop that fires runs, so they are kept small and shared: one
+ * read per CACHE_MS whatever the number of open consoles, queue names
+ * re-read every NAMES_CACHE_MS.
+ */
+import type { TimelaneClient } from '../../clients/client.js';
+import type { QueueLimitsInfo, RunStatusName } from '../../clients/types.js';
+
+/** Most runs counted for a live status (and read for the due-soon histogram). */
+export const LIVE_CAP = 1000;
+/** Most runs counted for a finished status. */
+export const TERMINAL_CAP = 100;
+/** Jobs read to learn queue names (one ListJobs page). */
+const MAX_JOBS_READ = 1000;
+const CACHE_MS = 5_000;
+const NAMES_CACHE_MS = 30_000;
+
+export const DEPTH_STATUSES = ['scheduled', 'buffered', 'fired', 'completed', 'failed', 'dead', 'cancelled'] as const satisfies readonly RunStatusName[];
+export type DepthStatus = (typeof DEPTH_STATUSES)[number];
+const TERMINAL: readonly DepthStatus[] = ['completed', 'failed', 'cancelled'];
+export const capOf = (status: DepthStatus): number => (TERMINAL.includes(status) ? TERMINAL_CAP : LIVE_CAP);
+
+export interface QueueRow {
+  queue: string;
+  /** Runs per status, at most its cap (capOf). */
+  counts: Record<DepthStatus, number>;
+  /** Statuses whose count reached its cap (there may be more). */
+  capped: DepthStatus[];
+  limits: QueueLimitsInfo | null;
+  /** Worker streams subscribed to it on the member serving the console. */
+  workerStreamsHere: number;
+}
+
+export interface DueSoon {
+  fromMs: number;
+  bucketMs: number;
+  /** Scheduled runs due in each bucket after fromMs. */
+  counts: number[];
+  /** Scheduled runs whose due time has passed (not yet fired). */
+  overdue: number;
+  /** Some queue had more scheduled runs than LIVE_CAP: the counts are a lower bound. */
+  partial: boolean;
+}
+
+export interface QueueStats {
+  atMs: number;
+  queues: QueueRow[];
+  /** Worker streams on this member subscribed to every queue ('*'). */
+  allQueueStreamsHere: number;
+  dueSoon: DueSoon;
+  /** The cap of each status's count. */
+  caps: Record<DepthStatus, number>;
+}
+
+export interface QueueStatsDeps {
+  client: TimelaneClient;
+  streamsPerQueue: () => Record<string, number>;
+  now: () => number;
+}
+
+const DUE_BUCKETS = 10;
+const DUE_BUCKET_MS = 60_000;
+
+export class QueueStatsReader {
+  private cached: { atMs: number; value: Promise<QueueStats> } | null = null;
+  private names: { atMs: number; value: Set<string> } | null = null;
+
+  constructor(private readonly deps: QueueStatsDeps) {}
+
+  read(): Promise<QueueStats> {
+    const now = this.deps.now();
+    if (this.cached && now - this.cached.atMs < CACHE_MS) return this.cached.value;
+    const value = this.load(now);
+    this.cached = { atMs: now, value };
+    value.catch(() => (this.cached = null));
+    return value;
+  }
+
+  private async load(now: number): Promise<QueueStats> {
+    const { client } = this.deps;
+    const [known, limits] = await Promise.all([this.queueNames(now), client.listQueueLimits()]);
+    const names = new Set(known);
+    const streams = this.deps.streamsPerQueue();
+    for (const l of limits) names.add(l.queue);
+    // Names come from the API only, as the caller may see them: this member's
+    // worker streams are not filtered by namespace, so they only add counts
+    // to queues the caller already sees (by the same name), never new names.
+    // (A namespaced caller sees its queues unqualified, the streams are keyed
+    // `ns/queue`: its workers show as 0 here.)
+    const due: DueSoon = { fromMs: now, bucketMs: DUE_BUCKET_MS, counts: new Array<number>(DUE_BUCKETS).fill(0), overdue: 0, partial: false };
+    const queues: QueueRow[] = [];
+    for (const queue of [...names].sort()) {
+      const pages = await Promise.all(DEPTH_STATUSES.map((status) => client.listRuns({ queue, status, pageSize: capOf(status) })));
+      const counts = {} as Record<DepthStatus, number>;
+      const capped: DepthStatus[] = [];
+      DEPTH_STATUSES.forEach((status, i) => {
+        counts[status] = pages[i].runs.length;
+        if (pages[i].nextPageToken) capped.push(status);
+      });
+      for (const run of pages[DEPTH_STATUSES.indexOf('scheduled')].runs) {
+        if (run.dueAtMs <= now) due.overdue++;
+        else {
+          const b = Math.floor((run.dueAtMs - now) / DUE_BUCKET_MS);
+          if (b < DUE_BUCKETS) due.counts[b]++;
+        }
+      }
+      if (capped.includes('scheduled')) due.partial = true;
+      queues.push({ queue, counts, capped, limits: limits.find((l) => l.queue === queue) ?? null, workerStreamsHere: streams[queue] ?? 0 });
+    }
+    const caps = Object.fromEntries(DEPTH_STATUSES.map((st) => [st, capOf(st)])) as Record<DepthStatus, number>;
+    return { atMs: now, queues, allQueueStreamsHere: streams['*'] ?? 0, dueSoon: due, caps };
+  }
+
+  /** Queues of the first MAX_JOBS_READ jobs (by id), re-read every NAMES_CACHE_MS. */
+  private async queueNames(now: number): Promise<Set<string>> {
+    if (this.names && now - this.names.atMs < NAMES_CACHE_MS) return this.names.value;
+    const res = await this.deps.client.listJobs({ pageSize: MAX_JOBS_READ });
+    const value = new Set(res.jobs.map((j) => j.queue));
+    this.names = { atMs: now, value };
+    return value;
+  }
+}

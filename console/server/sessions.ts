@@ -1,0 +1,93 @@
+/**
+ * API sessions: one TimelaneClient per bearer token a browser sends, so each
+ * person's calls reach the daemon's gRPC API with their own credential and
+ * its gate (authentication, role, namespace) decides what they may do —
+ * exactly as for the CLI. Without a token (an open daemon, or mTLS where the
+ * console presents its own certificate) every request shares one client.
+ *
+ * Owns: the clients, keyed by the token's SHA-256, each with its own queue
+ *   statistics cache (one person's reads are never served to another).
+ * States of a session: open (in the map) → closed (evicted: idle past
+ *   IDLE_MS, or the oldest when MAX_SESSIONS are open; or stop()).
+ * Invariants: at most MAX_SESSIONS clients; a closed client is never
+ *   handed out; tokens are held only by their clients' interceptors (the
+ *   map keys are hashes).
+ */
+import { createHash } from 'node:crypto';
+import type { TimelaneClient } from '../../clients/client.js';
+import { QueueStatsReader } from './queue-stats.js';
+
+const MAX_SESSIONS = 32;
+const IDLE_MS = 10 * 60_000;
+const SWEEP_MS = 60_000;
+
+export interface ApiSession {
+  client: TimelaneClient;
+  queues: QueueStatsReader;
+}
+
+interface Entry extends ApiSession {
+  lastUsedMs: number;
+}
+
+export interface SessionsOptions {
+  /** Makes a client that sends `token` (undefined: none). */
+  makeClient: (token: string | undefined) => TimelaneClient;
+  streamsPerQueue: () => Record<string, number>;
+  now?: () => number;
+}
+
+export class ApiSessions {
+  private readonly byKey = new Map<string, Entry>();
+  private readonly now: () => number;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly opts: SessionsOptions) {
+    this.now = opts.now ?? Date.now;
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  /** The session for a token (undefined: the shared unauthenticated one). */
+  get(token: string | undefined): ApiSession {
+    const key = token === undefined ? '' : createHash('sha256').update(token).digest('hex');
+    let entry = this.byKey.get(key);
+    if (!entry) {
+      if (this.byKey.size >= MAX_SESSIONS) this.evictOldest();
+      const client = this.opts.makeClient(token);
+      entry = { client, queues: new QueueStatsReader({ client, streamsPerQueue: this.opts.streamsPerQueue, now: this.now }), lastUsedMs: 0 };
+      this.byKey.set(key, entry);
+    }
+    entry.lastUsedMs = this.now();
+    return entry;
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  stop(): void {
+    clearInterval(this.sweeper);
+    for (const e of this.byKey.values()) e.client.close();
+    this.byKey.clear();
+  }
+
+  private sweep(): void {
+    const cutoff = this.now() - IDLE_MS;
+    for (const [key, e] of this.byKey) {
+      if (e.lastUsedMs < cutoff) {
+        e.client.close();
+        this.byKey.delete(key);
+      }
+    }
+  }
+
+  private evictOldest(): void {
+    let oldest: [string, Entry] | null = null;
+    for (const kv of this.byKey) if (!oldest || kv[1].lastUsedMs < oldest[1].lastUsedMs) oldest = kv;
+    if (oldest) {
+      oldest[1].client.close();
+      this.byKey.delete(oldest[0]);
+    }
+  }
+}
