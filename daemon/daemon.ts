@@ -250,7 +250,7 @@ export class Daemon {
       local: { memberId: cfg.memberId, streamsPerQueue: () => this.engine.hub.streamsPerQueue() },
       authRequired: cfg.authFile !== '',
       clientOptions: tls ? { credentials: consoleClientCredentials({ caFile: env.TIMELANE_TLS_CA || tls.certFile, certFile: env.TIMELANE_TLS_CERT, keyFile: env.TIMELANE_TLS_KEY }) } : {},
-      https: tls ? { options: readTlsFiles({ ...tls, clientCaFile: null }), watch: (server) => watchHttpsContext(server, { ...tls, clientCaFile: null }, this.log) } : undefined,
+      https: tls ? { options: readTlsFiles({ ...tls, clientCaFile: null }), watch: (server) => watchHttpsContext(server, { ...tls, clientCaFile: null }, this.log, 'console') } : undefined,
       onError: (err, url) => this.log.error({ err, url }, 'web console request failed'),
     });
   }

@@ -72,7 +72,7 @@ export async function serveMetrics(metrics: Metrics, address: string, tls: TlsFi
   if (tls) {
     const secure = https.createServer(readTlsFiles(tls), handler);
     if (log) {
-      const stopWatching = watchHttpsContext(secure, tls, log);
+      const stopWatching = watchHttpsContext(secure, tls, log, 'metrics');
       secure.once('close', stopWatching);
     }
     server = secure;

@@ -49,7 +49,7 @@ export function grpcServerCredentials(t: TlsFiles | null): ServerCredentials {
 }
 
 /** Re-reads the files every `reloadMs` and swaps the HTTPS server's context when they changed. Returns a stop function. */
-export function watchHttpsContext(server: HttpsServer, t: TlsFiles, log: Logger): () => void {
+export function watchHttpsContext(server: HttpsServer, t: TlsFiles, log: Logger, listener: string): () => void {
   let last = JSON.stringify(readTlsFiles(t));
   const timer = setInterval(() => {
     try {
@@ -58,7 +58,7 @@ export function watchHttpsContext(server: HttpsServer, t: TlsFiles, log: Logger)
       if (now === last) return;
       server.setSecureContext(opts);
       last = now;
-      log.info({ cert: t.certFile }, 'TLS certificate reloaded (metrics)');
+      log.info({ cert: t.certFile, listener }, 'TLS certificate reloaded');
     } catch (err) {
       log.error({ err: (err as Error).message }, 'TLS certificate not reloaded; the previous one stays in force');
     }
