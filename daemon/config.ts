@@ -18,6 +18,10 @@ export interface DaemonConfig {
   databasePoolSize: number;
   /** Redis connection string; empty => shard leases and fences live in Postgres. */
   redisUrl: string;
+  /** PEM CA to verify Redis with (TLS: also with a `rediss://` URL); client certificate and key for Redis mTLS. */
+  redisTlsCa: string;
+  redisTlsCert: string;
+  redisTlsKey: string;
   /** Prefix of every Redis key this cluster uses. */
   redisPrefix: string;
   /** This daemon's member id (unique in the cluster). */
@@ -95,6 +99,9 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'databaseSchema', flag: '--database-schema <name>', env: 'TIMELANE_DATABASE_SCHEMA', description: 'schema holding timelane tables', default: 'timelane' },
   { key: 'databasePoolSize', flag: '--database-pool-size <n>', env: 'TIMELANE_DATABASE_POOL_SIZE', description: 'Postgres connections in the pool', default: 16 },
   { key: 'redisUrl', flag: '--redis-url <url>', env: 'REDIS_URL', description: 'Redis for shard leases and fencing tokens; unset => Postgres leases (single node)', default: '' },
+  { key: 'redisTlsCa', flag: '--redis-tls-ca <file>', env: 'TIMELANE_REDIS_TLS_CA', description: 'PEM CA that signed the Redis server certificate (turns TLS on; a rediss:// URL alone uses the system roots)', default: '' },
+  { key: 'redisTlsCert', flag: '--redis-tls-cert <file>', env: 'TIMELANE_REDIS_TLS_CERT', description: 'PEM client certificate for Redis (with --redis-tls-key; tls-auth-clients)', default: '' },
+  { key: 'redisTlsKey', flag: '--redis-tls-key <file>', env: 'TIMELANE_REDIS_TLS_KEY', description: 'PEM private key of --redis-tls-cert', default: '' },
   { key: 'redisPrefix', flag: '--redis-prefix <prefix>', env: 'TIMELANE_REDIS_PREFIX', description: 'prefix of every Redis key', default: 'timelane:' },
   { key: 'memberId', flag: '--member-id <id>', env: 'TIMELANE_MEMBER_ID', description: 'unique member id of this daemon', default: `${os.hostname()}-${process.pid}` },
   { key: 'grpcAddress', flag: '--grpc-address <host:port>', env: 'TIMELANE_GRPC_ADDRESS', description: 'gRPC listen address', default: '127.0.0.1:7070' },
@@ -199,6 +206,7 @@ export function validateConfig(cfg: DaemonConfig): void {
   if (cfg.metricsAddress && !/^[^:]+:\d+$/.test(cfg.metricsAddress)) throw new Error(`--metrics-address: must be host:port or "" (got "${cfg.metricsAddress}")`);
   if (cfg.consoleAddress && !/^[^:]+:\d+$/.test(cfg.consoleAddress)) throw new Error(`--console-address: must be host:port or "" (got "${cfg.consoleAddress}")`);
   if (cfg.reapIntervalMs > cfg.defaultRunLeaseMs) throw new Error('--reap-interval-ms: must not exceed --default-run-lease-ms');
+  if (!cfg.redisTlsCert !== !cfg.redisTlsKey) throw new Error('--redis-tls-cert / --redis-tls-key: give both, or neither');
   if (!cfg.tlsCert !== !cfg.tlsKey) throw new Error('--tls-cert / --tls-key: give both, or neither');
   if (cfg.tlsClientCa && !cfg.tlsCert) throw new Error('--tls-client-ca: needs --tls-cert and --tls-key (mTLS is TLS with client certificates)');
   if (cfg.insecure && (cfg.authFile || cfg.tlsClientCa)) throw new Error('--insecure: contradicts --auth-file / --tls-client-ca (drop one)');

@@ -280,7 +280,7 @@ export class Daemon {
   private createBackend(): LeaseBackend {
     const cfg = this.config;
     if (!cfg.redisUrl) return new PostgresLeaseBackend({ leaseDb: this.leaseDb, memberId: cfg.memberId, log: this.log });
-    this.redis = connectRedis(cfg.redisUrl, cfg.leaseTtlMs, this.log);
+    this.redis = connectRedis(cfg.redisUrl, cfg.leaseTtlMs, this.log, { ca: cfg.redisTlsCa, cert: cfg.redisTlsCert, key: cfg.redisTlsKey });
     return new RedisLeaseBackend({ redis: this.redis, leaseDb: this.leaseDb, prefix: cfg.redisPrefix, memberId: cfg.memberId, log: this.log });
   }
 

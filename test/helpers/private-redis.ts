@@ -42,6 +42,8 @@ export interface PrivateRedisOptions {
   binary?: string;
   /** Forward the server's output (debugging). */
   echo?: boolean;
+  /** More redis-server arguments (e.g. a TLS port besides the plain one readiness is checked on). */
+  extraArgs?: string[];
 }
 
 /** Sends PING on a fresh TCP connection; resolves true on +PONG within `timeoutMs`. */
@@ -77,13 +79,14 @@ export class PrivateRedis {
     readonly port: number,
     private readonly binary: string,
     private readonly echo: boolean,
+    private readonly extraArgs: readonly string[] = [],
   ) {
     this.dir = mkdtempSync(path.join(os.tmpdir(), 'tl-redis-'));
   }
 
   static async start(opts: PrivateRedisOptions = {}): Promise<PrivateRedis> {
     installExitHook();
-    const r = new PrivateRedis(opts.port ?? (await freePort()), opts.binary ?? 'redis-server', opts.echo ?? false);
+    const r = new PrivateRedis(opts.port ?? (await freePort()), opts.binary ?? 'redis-server', opts.echo ?? false, opts.extraArgs ?? []);
     track(r, `private redis :${r.port}`);
     try {
       await r.launch();
@@ -123,6 +126,7 @@ export class PrivateRedis {
       '--protected-mode', 'no',
       '--dir', this.dir,
       '--loglevel', 'warning',
+      ...this.extraArgs,
     ];
     const child = spawn(this.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
