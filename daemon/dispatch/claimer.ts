@@ -9,12 +9,16 @@
  * dropped and nothing more fires for it. Runs held back by overlap become
  * skipped or buffered (OVERLAP_BLOCKED). Runs still scheduled are offered
  * back (a reschedule the notification missed).
- * A claim that errors (Postgres away) offers its runs back after a pause: an
- * unknown outcome is safe, since a second claim of a fired run returns nothing.
+ * A claim that errors (Postgres away) offers its runs back after a pause. Its
+ * outcome is unknown: Postgres may have committed it and died before
+ * answering. Such runs are kept "in doubt" (claim time, fence); when the
+ * second claim misses them, CLAIMED_IN_DOUBT finds the ones that first claim
+ * did fire — ours, never handed out — and they are delivered then. Without
+ * that an at-most-once run would stay fired and never reach a worker.
  */
 import type { Db } from '../db/pool.js';
 import { query, withClient } from '../db/pool.js';
-import { CLAIM_RUNS } from '../db/queries/dispatch.js';
+import { CLAIM_RUNS, CLAIMED_IN_DOUBT } from '../db/queries/dispatch.js';
 import { SCHEDULED_STATUS, type WindowRow } from '../db/queries/window.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { Logger } from '../log.js';
@@ -46,6 +50,8 @@ export interface ClaimDeps {
 }
 
 const RETRY_AFTER_ERROR_MS = 250;
+/** Claim times kept per run in doubt (Postgres away for a minute: 240 retries; the first ones are the likely commit). */
+const MAX_DOUBTS_PER_RUN = 64;
 
 /**
  * Claims in flight at once. Runs that come due while they are busy wait in one
@@ -62,6 +68,12 @@ export class Claimer {
   private pendingFiredAt = 0;
   /** Runs inside a claim right now: a re-offer of one of them fires nothing new. */
   private readonly claiming = new Set<number>();
+  /**
+   * Runs whose claim errored after reaching Postgres: the times (epoch ms) of
+   * those claims, by run id — while Postgres is away a run is claimed again and
+   * again, and any one of them may be the claim that committed.
+   */
+  private readonly inDoubt = new Map<number, number[]>();
 
   constructor(private readonly deps: ClaimDeps) {}
 
@@ -122,19 +134,28 @@ export class Claimer {
     const ids = runs.map((r) => r.runId);
     const shards = [...fences.keys()];
     let claimed: FiredRunRow[];
+    let at = 0;
     try {
       // The fire time is taken once a connection is in hand, so a wait for the
       // pool (or for Postgres to come back) shows in the recorded lag.
       ({ rows: claimed } = await withClient(this.deps.db, (c) => {
-        const at = Math.floor(Math.max(firedAtWallMs, this.deps.wallNow()));
+        at = Math.floor(Math.max(firedAtWallMs, this.deps.wallNow()));
         return query<FiredRunRow>(c, CLAIM_RUNS, [ids, shards, shards.map((s) => fences.get(s)), at, this.deps.claimAheadMs ?? 0]);
       }));
     } catch (err) {
-      this.deps.log.warn({ err: String(err), runs: ids.length }, 'claim failed; runs go back to the window');
+      // Sent (a connection was in hand): it may have committed.
+      if (at > 0)
+        for (const id of ids) {
+          const times = this.inDoubt.get(id) ?? [];
+          if (times.length < MAX_DOUBTS_PER_RUN) times.push(at);
+          this.inDoubt.set(id, times);
+        }
+      this.deps.log.warn({ err: String(err), runs: ids.length, inDoubt: at > 0 }, 'claim failed; runs go back to the window');
       setTimeout(() => runs.forEach((r) => this.deps.reoffer(r)), RETRY_AFTER_ERROR_MS);
       return;
     }
     for (const run of claimed) {
+      this.inDoubt.delete(run.id);
       this.deps.metrics.fired.inc();
       try {
         this.deps.deliver(run);
@@ -152,11 +173,40 @@ export class Claimer {
     }
   }
 
+  /** Delivers the missed runs an earlier, errored claim did fire; returns the others. */
+  private async resolveInDoubt(missed: RunRef[], fences: Map<number, number>): Promise<RunRef[]> {
+    const doubtful = missed.filter((m) => this.inDoubt.has(m.runId));
+    if (doubtful.length === 0) return missed;
+    const shards = [...new Set(doubtful.map((m) => m.shard))];
+    const pairs = doubtful.flatMap((m) => this.inDoubt.get(m.runId)!.map((at) => [m.runId, at] as const));
+    const ats = pairs.map((p) => p[1]);
+    const { rows } = await query<FiredRunRow>(this.deps.readDb, CLAIMED_IN_DOUBT, [
+      plainArray(pairs.map((p) => p[0])),
+      plainArray(shards),
+      plainArray(shards.map((s) => fences.get(s) ?? 0)),
+      plainArray(ats),
+    ]);
+    for (const m of doubtful) this.inDoubt.delete(m.runId);
+    if (rows.length > 0) this.deps.log.warn({ runs: rows.length }, 'an errored claim had fired runs after all (committed, answer lost): delivering them now');
+    for (const run of rows) {
+      this.deps.metrics.fired.inc();
+      try {
+        this.deps.deliver(run);
+      } catch (err) {
+        this.deps.log.error({ err, runId: run.id }, 'could not hand a claimed run over');
+      }
+    }
+    const found = new Set(rows.map((r) => r.id));
+    return missed.filter((m) => !found.has(m.runId));
+  }
+
   private async explainMisses(missed: RunRef[], fences: Map<number, number>): Promise<void> {
     this.deps.metrics.claimMisses.inc(missed.length);
     const missedShards = new Map([...new Set(missed.map((m) => m.shard))].map((s) => [s, fences.get(s) ?? 0]));
     const stale = await dropStaleShards(this.deps.readDb, this.deps.fences, missedShards, this.deps.log);
-    const live = missed.filter((m) => !stale.has(m.shard));
+    for (const m of missed) if (stale.has(m.shard)) this.inDoubt.delete(m.runId);
+    const notStale = missed.filter((m) => !stale.has(m.shard));
+    const live = await this.resolveInDoubt(notStale, fences);
     if (live.length === 0) return;
     const held = await resolveOverlaps(this.deps.readDb, live, fences);
     for (const outcome of ['skipped', 'buffered'] as const) {

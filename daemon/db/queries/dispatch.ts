@@ -42,6 +42,21 @@ WHERE r.id = ANY($1::int8[]) AND r.status = 'scheduled' AND r.shard = ANY($2::in
 RETURNING ${FIRED_COLUMNS}`;
 
 /**
+ * claimedInDoubt — runs a claim that errored may have fired anyway (Postgres
+ * committed it, then its answer was lost): fired by exactly that claim (its
+ * time, our current fence), not handed out since. Not a transition: the claim
+ * made it; this finds out. $1 run ids int8[], $2 shards int[], $3 fences
+ * int8[], $4 each run's claim time (epoch ms) int8[].
+ */
+export const CLAIMED_IN_DOUBT = `
+SELECT ${FIRED_COLUMNS}
+FROM runs r JOIN unnest($1::int8[], $4::int8[]) AS d(id, at_ms) ON r.id = d.id
+JOIN ${FENCED_SHARDS} f ON r.shard = f.shard
+JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard
+WHERE r.shard = ANY($2::int[]) AND r.status = 'fired' AND r.fence = f.fence AND r.fired_at IS NULL
+  AND r.claimed_at = to_timestamp(d.at_ms / 1000.0)`;
+
+/**
  * redeliverExpired — hand out again fired AT_LEAST_ONCE runs whose lease ran
  * out (worker died or went silent), unless their worker was asked to stop
  * them (EXPIRE_CANCELLED ends those). $1 limit, $2 shards int[], $3 fences int8[].
