@@ -34,6 +34,7 @@ import { FireEngine } from './engine/fire-engine.js';
 import { SchedulingService } from './scheduling/scheduling-service.js';
 import { PostgresPermits, RedisPermits } from './dispatch/queue-limits.js';
 import { RecurringService } from './recurring/recurring-service.js';
+import { WorkflowService } from './workflows/workflow-service.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import type { ApiContext } from './grpc/context.js';
 import { measureClockSkew } from './clock-skew.js';
@@ -63,6 +64,7 @@ export class Daemon {
   leases!: ShardLeaseManager;
   private scheduling!: SchedulingService;
   private recurring!: RecurringService;
+  private workflows!: WorkflowService;
   private grpc: GrpcServer | null = null;
   private metricsServer: http.Server | null = null;
   private skewTimer: NodeJS.Timeout | null = null;
@@ -145,6 +147,12 @@ export class Daemon {
       shardCount: this.shardCount,
       router: this.engine.router,
       wallNow: () => this.clock.wallNow(),
+      forgetRun: (runId) => this.engine.forget(runId),
+    });
+    this.workflows = new WorkflowService({
+      db: this.db,
+      shardCount: this.shardCount,
+      router: this.engine.router,
       forgetRun: (runId) => this.engine.forget(runId),
     });
 
@@ -274,6 +282,7 @@ export class Daemon {
       wallNow: () => this.clock.wallNow(),
       scheduling: this.scheduling,
       recurring: this.recurring,
+      workflows: this.workflows,
       hub: this.engine.hub,
       forgetRun: (runId) => this.engine.forget(runId),
       onStreamClosed: () => this.engine.redeliverNow(),

@@ -1,5 +1,5 @@
 /**
- * The gRPC server: Scheduler, Worker, Admin, the standard grpc.health.v1
+ * The gRPC server: Scheduler, Worker, Admin, Workflows, the standard grpc.health.v1
  * service and server reflection (so grpcurl works without the protos).
  */
 import { Server, ServerCredentials } from '@grpc/grpc-js';
@@ -10,6 +10,7 @@ import type { ApiContext } from './context.js';
 import { schedulerHandlers } from './scheduler-service.js';
 import { workerHandlers } from './worker-service.js';
 import { adminHandlers } from './admin-service.js';
+import { workflowsHandlers } from './workflows-service.js';
 
 export interface GrpcServer {
   server: Server;
@@ -20,7 +21,7 @@ export interface GrpcServer {
 }
 
 /** Readiness: NOT_SERVING until the daemon owns its assigned shards (or tried for a lease TTL), and while it stops. */
-const SERVICES = ['', 'timelane.v1.Scheduler', 'timelane.v1.Worker', 'timelane.v1.Admin'];
+const SERVICES = ['', 'timelane.v1.Scheduler', 'timelane.v1.Worker', 'timelane.v1.Admin', 'timelane.v1.Workflows'];
 /** Liveness: SERVING whenever the process answers at all (a restart cures nothing else). */
 export const LIVENESS_SERVICE = 'timelane.liveness';
 
@@ -30,6 +31,7 @@ export async function startGrpcServer(ctx: ApiContext, address: string): Promise
   server.addService(pkg.Scheduler.service, schedulerHandlers(ctx));
   server.addService(pkg.Worker.service, workerHandlers(ctx));
   server.addService(pkg.Admin.service, adminHandlers(ctx));
+  server.addService(pkg.Workflows.service, workflowsHandlers(ctx));
   const health = new HealthImplementation({
     ...Object.fromEntries(SERVICES.map((s) => [s, 'NOT_SERVING' as const])),
     [LIVENESS_SERVICE]: 'SERVING',
