@@ -104,8 +104,14 @@ export class StepTransitions {
     const ids = [...new Set(workflowRunIds)];
     if (ids.length === 0) return nothing;
     const { rows } = await query<StartedStepRow>(tx, START_READY_STEPS, [ids]);
-    const route = rows.length > 0 ? await this.router.inTransaction(tx, rows.map(runRefOf)) : nothing;
+    if (rows.length > 0) {
+      // Something started, so its workflow run has a running step: only the others may be finished.
+      const startedIn = new Set(rows.map((r) => r.workflow_run_id));
+      const rest = ids.filter((id) => !startedIn.has(id));
+      if (rest.length > 0) await query(tx, FINISH_WORKFLOW_RUNS, [rest]);
+      return this.router.inTransaction(tx, rows.map(runRefOf));
+    }
     await query(tx, FINISH_WORKFLOW_RUNS, [ids]);
-    return route;
+    return nothing;
   }
 }

@@ -173,12 +173,13 @@ step_out AS (
 )
 SELECT workflow_run_id, (SELECT count(*) FROM cascade)::int AS upstream_failed FROM step_out`;
 
-/** One started step: its new run, for the router. */
+/** One started step: its new run, for the router, and its workflow run. */
 export interface StartedStepRow {
   id: number;
   shard: number;
   priority: number;
   due_at_ms: number;
+  workflow_run_id: string;
 }
 
 /**
@@ -219,12 +220,14 @@ WITH wf AS (
   FROM started st JOIN wf ON wf.id = st.workflow_run_id
   ON CONFLICT (workflow_run_id, workflow_step, workflow_generation) WHERE workflow_run_id IS NOT NULL DO NOTHING
   RETURNING id, shard, queue, priority, workflow_run_id, workflow_step, workflow_generation
+), runs_in AS (
+  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, origin)
+  SELECT j.id, j.shard, j.queue, j.priority, 1, 'scheduled', wf.due_at,
+         j.workflow_run_id || ':' || j.workflow_step || ':' || j.workflow_generation, 'workflow'
+  FROM jobs_in j JOIN wf ON wf.id = j.workflow_run_id
+  RETURNING id, job_id, shard, priority, ${ms('due_at')} AS due_at_ms
 )
-INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, origin)
-SELECT j.id, j.shard, j.queue, j.priority, 1, 'scheduled', wf.due_at,
-       j.workflow_run_id || ':' || j.workflow_step || ':' || j.workflow_generation, 'workflow'
-FROM jobs_in j JOIN wf ON wf.id = j.workflow_run_id
-RETURNING id, shard, priority, ${ms('due_at')} AS due_at_ms`;
+SELECT r.id, r.shard, r.priority, r.due_at_ms, j.workflow_run_id FROM runs_in r JOIN jobs_in j ON j.id = r.job_id`;
 
 /**
  * finishWorkflowRuns — running → succeeded (every step succeeded) or →
