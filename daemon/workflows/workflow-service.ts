@@ -11,7 +11,6 @@ import { query, transaction } from '../db/pool.js';
 import {
   CANCEL_WORKFLOW_RUN,
   INSERT_DEFINITION,
-  INSERT_STEPS,
   INSERT_WORKFLOW_RUN,
   LATEST_DEFINITION,
   LIST_WORKFLOW_RUNS,
@@ -83,11 +82,15 @@ export class WorkflowService {
     const planned = planSteps(spec.steps);
     const maxInFlight = input.maxInFlight > 0 ? input.maxInFlight : spec.maxInFlight;
     let route = (): void => undefined;
-    await transaction(this.deps.db, async (tx) => {
-      await query(tx, INSERT_WORKFLOW_RUN, [id, input.namespace, spec.name, version, shard, maxInFlight, input.startAtMs]);
-      await query(tx, INSERT_STEPS, [
+    const createdAtMs = await transaction(this.deps.db, async (tx) => {
+      const { rows } = await query<{ created_at_ms: number }>(tx, INSERT_WORKFLOW_RUN, [
         id,
+        input.namespace,
+        spec.name,
+        version,
         shard,
+        maxInFlight,
+        input.startAtMs,
         planned.map((s) => s.name),
         planned.map((s) => s.position),
         planned.map((s) => JSON.stringify(s.after)),
@@ -101,11 +104,28 @@ export class WorkflowService {
         planned.map((s) => s.maxBackoffMs),
         planned.map((s) => s.leaseMs),
       ]);
-      await this.steps.lock(tx, [id]);
+      // No lock: nobody else can see the new row before this commits.
       route = await this.steps.advance(tx, [id]);
+      return rows[0].created_at_ms;
     });
     route();
-    return this.getRun(id);
+    // What was just written (a run of only failing roots cannot have finished yet: nothing ran).
+    return {
+      id,
+      namespace: input.namespace,
+      name: spec.name,
+      version,
+      shard,
+      state: 'running',
+      max_in_flight: maxInFlight,
+      start_at_ms: input.startAtMs,
+      created_at_ms: createdAtMs,
+      finished_at_ms: null,
+      retries: 0,
+      steps_total: planned.length,
+      steps_succeeded: 0,
+      steps_failed: 0,
+    };
   }
 
   async getRun(id: string): Promise<WorkflowRunRow> {

@@ -43,32 +43,33 @@ ORDER BY version DESC LIMIT 1`;
 // ---------------------------------------------------------- creating runs ---
 
 /**
- * insertWorkflowRun — $1 id, $2 namespace, $3 name, $4 version, $5 shard,
- * $6 max in flight, $7 start time (epoch ms).
+ * insertWorkflowRun — a new workflow run and every one of its steps, in one
+ * statement: roots 'ready', the others 'pending' waiting for all their
+ * parents. $1 id, $2 namespace, $3 name, $4 version, $5 shard, $6 max in
+ * flight, $7 start time (epoch ms); per step: $8 names text[], $9 positions
+ * int[], $10 parents (each a JSON array of names) jsonb[], $11 children
+ * jsonb[], $12 queues text[], $13 payloads bytea[], $14 priorities int[],
+ * $15 deliveries text[], $16 max attempts int[], $17 initial backoffs int[],
+ * $18 max backoffs int[], $19 leases int[]. Returns the run's creation time.
  */
 export const INSERT_WORKFLOW_RUN = `
-INSERT INTO workflow_runs (id, namespace, name, version, shard, state, max_in_flight, start_at)
-VALUES ($1, $2, $3, $4, $5, 'running', $6, to_timestamp($7::int8 / 1000.0))`;
-
-/**
- * insertSteps — every step of a new workflow run: roots 'ready', the others
- * 'pending' waiting for all their parents. $1 workflow run id, $2 shard,
- * $3 names text[], $4 positions int[], $5 parents (each a JSON array of
- * names) jsonb[], $6 children jsonb[], $7 queues text[], $8 payloads bytea[],
- * $9 priorities int[], $10 deliveries text[], $11 max attempts int[],
- * $12 initial backoffs int[], $13 max backoffs int[], $14 leases int[].
- */
-export const INSERT_STEPS = `
-INSERT INTO workflow_steps (workflow_run_id, step, shard, position, parents, children, waiting, state, ready_at,
-  queue, payload, priority, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms)
-SELECT $1, t.step, $2, t.position,
-  ARRAY(SELECT jsonb_array_elements_text(t.parents)), ARRAY(SELECT jsonb_array_elements_text(t.children)),
-  jsonb_array_length(t.parents), CASE WHEN jsonb_array_length(t.parents) = 0 THEN 'ready' ELSE 'pending' END,
-  CASE WHEN jsonb_array_length(t.parents) = 0 THEN now() END,
-  t.queue, t.payload, t.priority, t.delivery, t.max_attempts, t.initial_backoff_ms, t.max_backoff_ms, t.lease_ms
-FROM unnest($3::text[], $4::int[], $5::jsonb[], $6::jsonb[], $7::text[], $8::bytea[], $9::int[], $10::text[], $11::int[],
-            $12::int[], $13::int[], $14::int[])
-  AS t(step, position, parents, children, queue, payload, priority, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms)`;
+WITH wf AS (
+  INSERT INTO workflow_runs (id, namespace, name, version, shard, state, max_in_flight, start_at)
+  VALUES ($1, $2, $3, $4, $5, 'running', $6, to_timestamp($7::int8 / 1000.0))
+  RETURNING id, shard, created_at
+), steps AS (
+  INSERT INTO workflow_steps (workflow_run_id, step, shard, position, parents, children, waiting, state, ready_at,
+    queue, payload, priority, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms)
+  SELECT wf.id, t.step, wf.shard, t.position,
+    ARRAY(SELECT jsonb_array_elements_text(t.parents)), ARRAY(SELECT jsonb_array_elements_text(t.children)),
+    jsonb_array_length(t.parents), CASE WHEN jsonb_array_length(t.parents) = 0 THEN 'ready' ELSE 'pending' END,
+    CASE WHEN jsonb_array_length(t.parents) = 0 THEN now() END,
+    t.queue, t.payload, t.priority, t.delivery, t.max_attempts, t.initial_backoff_ms, t.max_backoff_ms, t.lease_ms
+  FROM wf, unnest($8::text[], $9::int[], $10::jsonb[], $11::jsonb[], $12::text[], $13::bytea[], $14::int[], $15::text[], $16::int[],
+                  $17::int[], $18::int[], $19::int[])
+    AS t(step, position, parents, children, queue, payload, priority, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms)
+)
+SELECT ${ms('created_at')} AS created_at_ms FROM wf`;
 
 // ---------------------------------------------------------------- locking ---
 
