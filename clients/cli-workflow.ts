@@ -2,7 +2,8 @@
  * The CLI's workflow commands:
  *
  *   workflow put --file F       store a new version of a named definition
- *   workflow start --file F     start a run of an inline definition (or --name/--version of a stored one)
+ *   workflow start --file F     start a run of an inline definition (or --name/--version of a stored one);
+ *                               with --cron/--every, a recurring start of a stored one (each occurrence one run)
  *   workflow get ID             the run and its steps as a tree, with states
  *   workflow list               runs, newest first (filters: --name, --state)
  *   workflow retry ID           re-run failed/upstream-failed steps and their downstream
@@ -14,6 +15,7 @@ import { collect, type ConnectionOptions, connectionOptions, epochArg, durationA
 import { toJson } from './format.js';
 import { stepTree, workflowRunLine } from './workflow-format.js';
 import type { WorkflowDefinitionInput, WorkflowRunStateName } from './workflow-types.js';
+import { addRecurrenceOptions, recurrenceFromOptions, type RecurrenceOptions } from './cli-recurrence.js';
 
 interface StartOptions extends ConnectionOptions {
   file?: string;
@@ -54,8 +56,8 @@ export function registerWorkflowCommands(program: Command): void {
       }),
     );
 
-  connectionOptions(wf.command('start'))
-    .description('start a workflow run: an inline definition (--file) or a stored one (--name [--version])')
+  addRecurrenceOptions(connectionOptions(wf.command('start')))
+    .description('start a workflow run: an inline definition (--file) or a stored one (--name [--version]); with --cron or --every, each occurrence starts one run of the stored one')
     .option('--file <path>', 'definition file (JSON)')
     .option('--name <name>', 'a definition stored with `workflow put`')
     .option('--version <n>', 'its version (default: the latest)', nonNegativeIntArg)
@@ -63,9 +65,21 @@ export function registerWorkflowCommands(program: Command): void {
     .option('--at <iso|ms>', 'root steps due at this instant (default now)', epochArg)
     .option('--in <duration>', 'root steps due after this long, e.g. 10s', durationArg)
     .option('--max-in-flight <n>', 'most steps running at once (overrides the definition)', nonNegativeIntArg)
-    .action((opts: StartOptions) =>
+    .action((opts: StartOptions & RecurrenceOptions) =>
       withClient(opts, async (client) => {
         if ((opts.file === undefined) === (opts.name === undefined)) fail(new Error('give exactly one of --file and --name'));
+        let recurrence;
+        try {
+          recurrence = recurrenceFromOptions(opts);
+        } catch (err) {
+          return fail(err);
+        }
+        if (recurrence) {
+          if (!opts.name) fail(new Error('--cron/--every start runs of a stored definition: give --name (store it with `workflow put`)'));
+          const res = await client.scheduleWorkflow({ namespace: opts.namespace, workflow: opts.name as string, version: opts.version, maxInFlight: opts.maxInFlight, recurrence });
+          if (opts.json) return out(toJson(res));
+          return out(`schedule ${res.scheduleJobId}: each occurrence starts a run of ${opts.name} (see: timelane job ${res.scheduleJobId})`);
+        }
         const run = await client.startWorkflow({
           namespace: opts.namespace,
           definition: opts.file ? readDefinition(opts.file) : undefined,

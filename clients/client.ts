@@ -39,9 +39,10 @@ import type { GetWorkflowRunResponse__Output as GetWorkflowRunOut } from '../pro
 import type { ListWorkflowRunsResponse__Output as ListWorkflowRunsOut } from '../proto/gen/timelane/v1/ListWorkflowRunsResponse.js';
 import type { RetryWorkflowRunResponse__Output as RetryWorkflowRunOut } from '../proto/gen/timelane/v1/RetryWorkflowRunResponse.js';
 import type { CancelWorkflowRunResponse__Output as CancelWorkflowRunOut } from '../proto/gen/timelane/v1/CancelWorkflowRunResponse.js';
-import { definitionToWire, runStateToWire, startRequest, workflowRunInfo, workflowStepInfo } from './workflow-convert.js';
+import { definitionToWire, runStateToWire, scheduleRequest as workflowScheduleRequest, startRequest, workflowRunInfo, workflowStepInfo } from './workflow-convert.js';
 import type {
   ListWorkflowRunsInput,
+  ScheduleWorkflowInput,
   StartWorkflowInput,
   WorkflowDefinitionInput,
   WorkflowRunInfo,
@@ -414,6 +415,17 @@ export class TimelaneClient {
     const req = startRequest(input);
     const res = await this.call<StartWorkflowOut>((o, cb) => this.workflows.startWorkflow(req, o, cb));
     return workflowRunInfo(res.run);
+  }
+
+  /**
+   * A recurring start: each occurrence of the rule starts one run of a stored
+   * definition. Returns the recurring job that holds the schedule (pause,
+   * resume, update or cancel it like any job).
+   */
+  async scheduleWorkflow(input: ScheduleWorkflowInput): Promise<{ scheduleJobId: string }> {
+    const req = workflowScheduleRequest(input);
+    const res = await this.call<StartWorkflowOut>((o, cb) => this.workflows.startWorkflow(req, o, cb));
+    return { scheduleJobId: res.scheduleJobId };
   }
 
   /** A workflow run with every step (state, attempts, times, lag); outputs only when asked. */

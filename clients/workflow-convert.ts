@@ -5,7 +5,9 @@ import type { WorkflowStepStatus__Output } from '../proto/gen/timelane/v1/Workfl
 import type { StartWorkflowRequest } from '../proto/gen/timelane/v1/StartWorkflowRequest.js';
 import type { WorkflowRunState } from '../proto/gen/timelane/v1/WorkflowRunState.js';
 import { int64, payloadBytes, retryToWire, whenFields } from './convert.js';
+import { recurrenceToWire } from './recurrence.js';
 import type {
+  ScheduleWorkflowInput,
   StartWorkflowInput,
   StepStateName,
   WorkflowDefinitionInput,
@@ -59,6 +61,16 @@ export function startRequest(input: StartWorkflowInput): StartWorkflowRequest {
   if ((input.definition === undefined) === (input.workflow === undefined)) throw new TypeError('definition, workflow: give exactly one');
   const def = input.definition ? { inline: definitionToWire(input.definition) } : { ref: { name: input.workflow, version: input.version ?? 0 } };
   return { namespace: input.namespace ?? '', ...def, ...whenFields(input.at, input.delayMs), maxInFlight: input.maxInFlight ?? 0 };
+}
+
+export function scheduleRequest(input: ScheduleWorkflowInput): StartWorkflowRequest {
+  if (!input.workflow) throw new TypeError('workflow: a stored definition is required for a recurring start');
+  return {
+    namespace: input.namespace ?? '',
+    ref: { name: input.workflow, version: input.version ?? 0 },
+    recurrence: recurrenceToWire(input.recurrence),
+    maxInFlight: input.maxInFlight ?? 0,
+  };
 }
 
 export function workflowRunInfo(w: WorkflowRun__Output | null): WorkflowRunInfo {

@@ -1,5 +1,5 @@
 /** Plain shapes of the Workflows API, as the client library takes and returns them. */
-import type { DeliveryModeName, PayloadInput, RetryPolicyInput } from './types.js';
+import type { DeliveryModeName, PayloadInput, RecurrenceInput, RetryPolicyInput } from './types.js';
 
 export type { WorkflowStepDeliveryInfo } from './types.js';
 
@@ -36,6 +36,17 @@ export interface StartWorkflowInput {
   delayMs?: number;
   /** Overrides the definition's maxInFlight. */
   maxInFlight?: number;
+}
+
+/** A recurring start: each occurrence of `recurrence` starts one run of a stored definition. */
+export interface ScheduleWorkflowInput {
+  namespace?: string;
+  workflow: string;
+  /** Default 0: the latest version at each occurrence. */
+  version?: number;
+  maxInFlight?: number;
+  /** As for a recurring job (overlap defaults to allow_all here). */
+  recurrence: RecurrenceInput;
 }
 
 export type WorkflowRunStateName = 'unspecified' | 'running' | 'succeeded' | 'failed' | 'cancelled';

@@ -35,6 +35,7 @@ import { SchedulingService } from './scheduling/scheduling-service.js';
 import { PostgresPermits, RedisPermits } from './dispatch/queue-limits.js';
 import { RecurringService } from './recurring/recurring-service.js';
 import { WorkflowService } from './workflows/workflow-service.js';
+import { ScheduledStarts } from './workflows/scheduled-starts.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import type { ApiContext } from './grpc/context.js';
 import { measureClockSkew } from './clock-skew.js';
@@ -65,6 +66,8 @@ export class Daemon {
   private scheduling!: SchedulingService;
   private recurring!: RecurringService;
   private workflows!: WorkflowService;
+  /** Recurring workflow starts: an in-process consumer of their reserved queue. */
+  private scheduledStarts: ScheduledStarts | null = null;
   private grpc: GrpcServer | null = null;
   private metricsServer: http.Server | null = null;
   private skewTimer: NodeJS.Timeout | null = null;
@@ -160,6 +163,8 @@ export class Daemon {
     if (cfg.metricsAddress) this.metricsServer = await serveMetrics(this.metrics, cfg.metricsAddress);
 
     this.engine.start();
+    this.scheduledStarts = new ScheduledStarts({ hub: this.engine.hub, answers: this.engine.answers, workflows: this.workflows, log: this.log });
+    this.scheduledStarts.start();
     this.leases.start();
     if (this.redis) {
       await waitReady(this.redis, 2_000); // first membership round on a live connection, if Redis is up
@@ -213,6 +218,7 @@ export class Daemon {
     if (this.gaugeTimer) clearInterval(this.gaugeTimer);
     await this.cluster?.leave();
     await this.engine?.drain();
+    await this.scheduledStarts?.stop();
     await this.leases?.stop();
     await this.cluster?.close();
     await this.engine?.stop();

@@ -12,7 +12,10 @@ import type { ListWorkflowRunsRequest__Output } from '../../proto/gen/timelane/v
 import type { WorkflowRunState } from '../db/queries/workflows.js';
 import { orderSteps, WORKFLOW_NAME_RE, type StepSpec, type WorkflowSpec } from '../workflows/definition.js';
 import type { ListWorkflowRunsFilter, StartInput } from '../workflows/workflow-service.js';
-import { NAMESPACE_RE, dueTime, jobId, pageSize, scheduleInput, type Limits } from './validate.js';
+import { DEFAULT_RETRY, NAMESPACE_RE, dueTime, jobId, pageSize, scheduleInput, type Limits } from './validate.js';
+import { recurrenceInput } from './recurrence-input.js';
+import type { RecurringInput } from '../recurring/recurring-service.js';
+import { scheduledStartPayload, WORKFLOW_START_QUEUE } from '../workflows/scheduled-starts.js';
 
 /** Most steps in flight a run may be limited to. */
 const MAX_IN_FLIGHT = 10_000;
@@ -65,13 +68,53 @@ export function workflowDefinition(field: string, d: WorkflowDefinition__Output 
   return { name, maxInFlight: maxInFlight(`${field}.max_in_flight`, d.maxInFlight), steps: ordered };
 }
 
+/** A recurring start: the recurring job whose occurrences start workflow runs, and the definition it names. */
+export interface ScheduledStartInput {
+  job: RecurringInput;
+  namespace: string;
+  name: string;
+  version: number;
+}
+
+/** StartWorkflow: one run now (or at an instant), or a recurring start. */
+export function startOrSchedule(req: StartWorkflowRequest__Output, nowMs: number, limits: Limits): { start: StartInput } | { schedule: ScheduledStartInput } {
+  if (req.when !== 'recurrence') return { start: startInput(req, nowMs, limits) };
+  const ns = namespace('namespace', req.namespace);
+  if (req.definition !== 'ref' || !req.ref) throw invalidArgument('recurrence', 'a recurring start needs a stored definition (ref: PutWorkflow it first), not an inline one');
+  const name = workflowName('ref.name', req.ref.name);
+  const recurrence = recurrenceInput('', req.recurrence ?? { startAtMs: '0', endAtMs: '0', jitterMs: 0, limit: 0, overlap: 'OVERLAP_UNSPECIFIED', catchUp: null, pauseOnFailure: false }, nowMs);
+  if (req.recurrence?.overlap === 'OVERLAP_UNSPECIFIED') recurrence.overlap = 'allow_all'; // the start runs end at once; see the proto
+  const max = maxInFlight('max_in_flight', req.maxInFlight);
+  return {
+    schedule: {
+      namespace: ns,
+      name,
+      version: req.ref.version,
+      job: {
+        namespace: ns,
+        queue: WORKFLOW_START_QUEUE,
+        payload: scheduledStartPayload({ namespace: ns, name, version: req.ref.version, maxInFlight: max }),
+        dueAtMs: 0,
+        priority: 0,
+        dedupeKey: null,
+        delivery: 'at_least_once',
+        maxAttempts: DEFAULT_RETRY.maxAttempts,
+        initialBackoffMs: DEFAULT_RETRY.initialBackoffMs,
+        maxBackoffMs: DEFAULT_RETRY.maxBackoffMs,
+        leaseMs: limits.defaultLeaseMs,
+        recurrence,
+      },
+    },
+  };
+}
+
 export function startInput(req: StartWorkflowRequest__Output, nowMs: number, limits: Limits): StartInput {
   const ns = namespace('namespace', req.namespace);
   let definition: StartInput['definition'];
   if (req.definition === 'inline') definition = { inline: workflowDefinition('inline', req.inline, nowMs, limits) };
   else if (req.definition === 'ref' && req.ref) definition = { name: workflowName('ref.name', req.ref.name), version: req.ref.version };
   else throw invalidArgument('definition', 'one of inline or ref is required');
-  const startAtMs = req.when ? dueTime('', req, nowMs, 'at_ms, delay_ms or now') : Math.floor(nowMs);
+  const startAtMs = req.when ? dueTime('', req, nowMs, 'at_ms, delay_ms, now or recurrence') : Math.floor(nowMs);
   return { namespace: ns, definition, startAtMs, maxInFlight: maxInFlight('max_in_flight', req.maxInFlight) };
 }
 

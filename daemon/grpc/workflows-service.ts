@@ -28,8 +28,13 @@ export function workflowsHandlers(ctx: ApiContext): WorkflowsHandlers {
       return { name: spec.name, version, unchanged };
     }),
     StartWorkflow: unary(ctx, async (req) => {
-      const run = await ctx.workflows.start(w.startInput(req, ctx.wallNow(), ctx.limits));
-      return { run: workflowRunToWire(run) };
+      const what = w.startOrSchedule(req, ctx.wallNow(), ctx.limits);
+      if ('start' in what) return { run: workflowRunToWire(await ctx.workflows.start(what.start)) };
+      const s = what.schedule;
+      await ctx.workflows.checkDefinition(s.namespace, s.name, s.version);
+      const [job] = await ctx.recurring.schedule([s.job]);
+      ctx.metrics.scheduled.inc(1);
+      return { run: null, scheduleJobId: job.job.id };
     }),
     GetWorkflowRun: unary(ctx, async (req) => {
       const { run, steps } = await ctx.workflows.get(w.workflowRunId('id', req.id));

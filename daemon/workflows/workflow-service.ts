@@ -39,6 +39,8 @@ export interface WorkflowDeps {
 }
 
 export interface StartInput {
+  /** The run's id; default a new random one. A recurring start derives it from its occurrence (at most one run each). */
+  id?: string;
   namespace: string;
   definition: { inline: WorkflowSpec } | { name: string; version: number };
   startAtMs: number;
@@ -77,7 +79,7 @@ export class WorkflowService {
   /** Creates a workflow run and starts its root steps (due at its start time). */
   async start(input: StartInput): Promise<WorkflowRunRow> {
     const { spec, version } = await this.resolve(input);
-    const id = randomUUID();
+    const id = input.id ?? randomUUID();
     const shard = shardOf(id, this.deps.shardCount);
     const planned = planSteps(spec.steps);
     const maxInFlight = input.maxInFlight > 0 ? input.maxInFlight : spec.maxInFlight;
@@ -104,11 +106,13 @@ export class WorkflowService {
         planned.map((s) => s.maxBackoffMs),
         planned.map((s) => s.leaseMs),
       ]);
+      if (!rows[0]) return null; // this id exists: started before
       // No lock: nobody else can see the new row before this commits.
       route = await this.steps.advance(tx, [id]);
       return rows[0].created_at_ms;
     });
     route();
+    if (createdAtMs === null) return this.getRun(id);
     // What was just written (a run of only failing roots cannot have finished yet: nothing ran).
     return {
       id,
@@ -126,6 +130,11 @@ export class WorkflowService {
       steps_succeeded: 0,
       steps_failed: 0,
     };
+  }
+
+  /** Throws NOT_FOUND unless the definition exists (a recurring start checks it before it is made). */
+  async checkDefinition(namespace: string, name: string, version: number): Promise<void> {
+    await this.resolve({ namespace, definition: { name, version }, startAtMs: 0, maxInFlight: 0 });
   }
 
   async getRun(id: string): Promise<WorkflowRunRow> {

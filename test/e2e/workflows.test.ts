@@ -22,6 +22,7 @@ import type { DeliveredRunInfo, TimelaneClient, WorkerContext } from '../../clie
 import { NonRetryableError } from '../../clients/index.js';
 import type { WorkflowDefinitionInput, WorkflowRunInfo, WorkflowRunWithSteps } from '../../clients/workflow-types.js';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
+import { timelaneV1 } from '../../clients/proto.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
 import {
@@ -250,6 +251,29 @@ describe('workflows', () => {
     expect((await grpcError(client.startWorkflow({ workflow: 'versioned', version: 9 }))).code).toBe(NOT_FOUND);
   });
 
+  it('starts one run per occurrence of a recurring start', async () => {
+    await client.putWorkflow(definition('sched', { first: [], second: ['first'] }, { name: 'scheduled' }));
+    const { scheduleJobId } = await client.scheduleWorkflow({ workflow: 'scheduled', recurrence: { everyMs: 1_000, limit: 2 } });
+    const { job } = await client.getJob(scheduleJobId);
+    expect(job.queue).toBe('timelane:workflow-start');
+    let runs: WorkflowRunInfo[] = [];
+    expect(
+      await waitUntil(async () => {
+        runs = (await client.listWorkflowRuns({ name: 'scheduled' })).runs;
+        return runs.length === 2 && runs.every((r) => r.state === 'succeeded');
+      }, 15_000, 50),
+    ).toBe(true);
+    // One run per occurrence: root steps due at the occurrences, a second apart.
+    const starts = runs.map((r) => r.startAtMs).sort((a, b) => a - b);
+    expect(starts[1] - starts[0]).toBe(1_000);
+    expect(starts[0] % 1_000).toBe(0);
+    for (const r of runs) expect(deliveriesOf(r.id).get('second')?.length).toBe(1);
+    const { runs: jobRuns } = await client.getJob(scheduleJobId);
+    expect(jobRuns.map((r) => r.status)).toEqual(['completed', 'completed']);
+    // Refused: an inline definition, an unknown one.
+    expect((await grpcError(client.scheduleWorkflow({ workflow: 'no-such-workflow', recurrence: { everyMs: 1_000 } }))).code).toBe(NOT_FOUND);
+  });
+
   it('refuses bad definitions naming the steps, writes nothing, and keeps serving', async () => {
     const before = (await client.listWorkflowRuns({ pageSize: 1000 })).runs.length;
     const cases: [WorkflowDefinitionInput, RegExp][] = [
@@ -270,6 +294,18 @@ describe('workflows', () => {
       expect(put.code).toBe(INVALID_ARGUMENT);
     }
     expect((await grpcError(client.getWorkflowRun('not-a-uuid'))).code).toBe(INVALID_ARGUMENT);
+    // A recurring start of an inline definition (the library has no such shape: raw gRPC).
+    const raw = new (timelaneV1().Workflows)((daemon as DaemonProcess).address, grpc.credentials.createInsecure());
+    const inlineSchedule = await grpcError(
+      new Promise((resolve, reject) =>
+        raw.startWorkflow({ inline: { name: 'x', steps: [{ name: 'a', queue: QUEUE }] }, recurrence: { interval: { everyMs: 1000 } } }, (err: unknown, res: unknown) =>
+          err ? reject(err) : resolve(res),
+        ),
+      ),
+    );
+    raw.close();
+    expect(inlineSchedule.code).toBe(INVALID_ARGUMENT);
+    expect(inlineSchedule.details).toMatch(/^recurrence: a recurring start needs a stored definition/);
     expect((await grpcError(client.getWorkflowRun('00000000-0000-4000-8000-000000000000'))).code).toBe(NOT_FOUND);
     expect((await client.listWorkflowRuns({ pageSize: 1000 })).runs.length).toBe(before);
     // Still serving.

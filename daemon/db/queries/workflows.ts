@@ -50,12 +50,15 @@ ORDER BY version DESC LIMIT 1`;
  * int[], $10 parents (each a JSON array of names) jsonb[], $11 children
  * jsonb[], $12 queues text[], $13 payloads bytea[], $14 priorities int[],
  * $15 deliveries text[], $16 max attempts int[], $17 initial backoffs int[],
- * $18 max backoffs int[], $19 leases int[]. Returns the run's creation time.
+ * $18 max backoffs int[], $19 leases int[]. Returns the run's creation
+ * time; no row when a run with this id exists (a recurring start's second
+ * attempt: the id is derived from the occurrence), and then writes nothing.
  */
 export const INSERT_WORKFLOW_RUN = `
 WITH wf AS (
   INSERT INTO workflow_runs (id, namespace, name, version, shard, state, max_in_flight, start_at)
   VALUES ($1, $2, $3, $4, $5, 'running', $6, to_timestamp($7::int8 / 1000.0))
+  ON CONFLICT (id) DO NOTHING
   RETURNING id, shard, created_at
 ), steps AS (
   INSERT INTO workflow_steps (workflow_run_id, step, shard, position, parents, children, waiting, state, ready_at,

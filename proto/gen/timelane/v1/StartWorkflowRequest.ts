@@ -2,6 +2,7 @@
 
 import type { WorkflowDefinition as _timelane_v1_WorkflowDefinition, WorkflowDefinition__Output as _timelane_v1_WorkflowDefinition__Output } from '../../timelane/v1/WorkflowDefinition.js';
 import type { WorkflowRef as _timelane_v1_WorkflowRef, WorkflowRef__Output as _timelane_v1_WorkflowRef__Output } from '../../timelane/v1/WorkflowRef.js';
+import type { Recurrence as _timelane_v1_Recurrence, Recurrence__Output as _timelane_v1_Recurrence__Output } from '../../timelane/v1/Recurrence.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface StartWorkflowRequest {
@@ -12,8 +13,9 @@ export interface StartWorkflowRequest {
   'delayMs'?: (number | string | Long);
   'now'?: (boolean);
   'maxInFlight'?: (number);
+  'recurrence'?: (_timelane_v1_Recurrence | null);
   'definition'?: "inline"|"ref";
-  'when'?: "atMs"|"delayMs"|"now";
+  'when'?: "atMs"|"delayMs"|"now"|"recurrence";
 }
 
 export interface StartWorkflowRequest__Output {
@@ -24,6 +26,7 @@ export interface StartWorkflowRequest__Output {
   'delayMs'?: (string);
   'now'?: (boolean);
   'maxInFlight': (number);
+  'recurrence'?: (_timelane_v1_Recurrence__Output | null);
   'definition'?: "inline"|"ref";
-  'when'?: "atMs"|"delayMs"|"now";
+  'when'?: "atMs"|"delayMs"|"now"|"recurrence";
 }

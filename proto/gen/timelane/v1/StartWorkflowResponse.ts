@@ -4,8 +4,10 @@ import type { WorkflowRun as _timelane_v1_WorkflowRun, WorkflowRun__Output as _t
 
 export interface StartWorkflowResponse {
   'run'?: (_timelane_v1_WorkflowRun | null);
+  'scheduleJobId'?: (string);
 }
 
 export interface StartWorkflowResponse__Output {
   'run': (_timelane_v1_WorkflowRun__Output | null);
+  'scheduleJobId': (string);
 }
