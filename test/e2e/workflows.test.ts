@@ -227,6 +227,18 @@ describe('workflows', () => {
     expect((await grpcError(client.cancelWorkflowRun(started.id))).code).toBe(FAILED_PRECONDITION);
   });
 
+  it('repairs a step whose job was cancelled outside the workflow (CancelJob): cancelled, downstream upstream_failed', async () => {
+    const started = await client.startWorkflow({ definition: definition('repair', { root: [], child: ['root'] }), delayMs: 60_000 });
+    const before = await client.getWorkflowRun(started.id);
+    const root = before.steps.find((s) => s.name === 'root');
+    expect(root?.state).toBe('running'); // its run waits for its due time
+    await client.cancelJob(root?.jobId as string);
+    // The repair pass (every --load-interval-ms) notices the step's job ended.
+    const done = await waitForState(started.id, ['failed'], 15_000);
+    expect(stateOf(done)).toEqual({ root: 'cancelled', child: 'upstream_failed' });
+    expect(deliveriesOf(started.id).size).toBe(0);
+  });
+
   it('stores versioned definitions; a run keeps the version it started with', async () => {
     const v1 = await client.putWorkflow(definition('ver', { only: [] }, { name: 'versioned' }));
     expect(v1).toEqual({ name: 'versioned', version: 1, unchanged: false });
