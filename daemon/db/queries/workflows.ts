@@ -198,16 +198,15 @@ export const START_READY_STEPS = `
 WITH wf AS (
   SELECT w.id, w.namespace, w.max_in_flight, greatest(w.start_at, date_trunc('milliseconds', now())) AS due_at
   FROM workflow_runs w WHERE w.id = ANY($1::uuid[]) AND w.state = 'running'
-), busy AS (
-  SELECT s.workflow_run_id, count(*)::int AS n FROM workflow_steps s JOIN wf ON s.workflow_run_id = wf.id
-  WHERE s.state = 'running' GROUP BY s.workflow_run_id
-), pick AS (
-  SELECT x.workflow_run_id, x.step FROM (
-    SELECT s.workflow_run_id, s.step, wf.max_in_flight, coalesce(b.n, 0) AS busy,
-           row_number() OVER (PARTITION BY s.workflow_run_id ORDER BY s.position) AS rn
-    FROM workflow_steps s JOIN wf ON s.workflow_run_id = wf.id LEFT JOIN busy b ON b.workflow_run_id = s.workflow_run_id
-    WHERE s.state = 'ready') x
-  WHERE x.max_in_flight = 0 OR x.rn <= x.max_in_flight - x.busy
+), pick AS MATERIALIZED (
+  -- LATERAL: each run's steps through the primary key (a join on the CTE scanned every step of every run);
+  -- MATERIALIZED: inlined into the UPDATE, the planner re-ran it per ready step.
+  SELECT wf.id AS workflow_run_id, x.step FROM wf
+  CROSS JOIN LATERAL (
+    SELECT s.step, row_number() OVER (ORDER BY s.position) AS rn
+    FROM workflow_steps s WHERE s.workflow_run_id = wf.id AND s.state = 'ready') x
+  WHERE wf.max_in_flight = 0
+     OR x.rn <= wf.max_in_flight - (SELECT count(*) FROM workflow_steps b WHERE b.workflow_run_id = wf.id AND b.state = 'running')
 ), started AS (
   UPDATE workflow_steps s SET state = 'running', generation = s.generation + 1, job_id = gen_random_uuid(), started_at = now(),
     finished_at = NULL, error = NULL, output = NULL
@@ -217,21 +216,21 @@ WITH wf AS (
   INSERT INTO jobs (id, namespace, queue, shard, payload, priority, delivery, max_attempts, initial_backoff_ms, max_backoff_ms,
                     lease_ms, status, workflow_run_id, workflow_step, workflow_generation, parent_steps, parent_outputs)
   SELECT st.job_id, wf.namespace, st.queue, st.shard, st.payload, st.priority, st.delivery, st.max_attempts, st.initial_backoff_ms,
-         st.max_backoff_ms, st.lease_ms, 'active', st.workflow_run_id, st.step, st.generation,
-         ARRAY(SELECT p.step FROM workflow_steps p WHERE p.workflow_run_id = st.workflow_run_id AND p.step = ANY(st.parents) ORDER BY p.step),
-         ARRAY(SELECT coalesce(p.output, '\\x'::bytea) FROM workflow_steps p
-               WHERE p.workflow_run_id = st.workflow_run_id AND p.step = ANY(st.parents) ORDER BY p.step)
+         st.max_backoff_ms, st.lease_ms, 'active', st.workflow_run_id, st.step, st.generation, po.steps, po.outputs
   FROM started st JOIN wf ON wf.id = st.workflow_run_id
+  CROSS JOIN LATERAL (
+    SELECT coalesce(array_agg(p.step ORDER BY p.step), '{}') AS steps,
+           coalesce(array_agg(coalesce(p.output, '\\x'::bytea) ORDER BY p.step), '{}') AS outputs
+    FROM workflow_steps p WHERE p.workflow_run_id = st.workflow_run_id AND p.step = ANY(st.parents)) po
   ON CONFLICT (workflow_run_id, workflow_step, workflow_generation) WHERE workflow_run_id IS NOT NULL DO NOTHING
   RETURNING id, shard, queue, priority, workflow_run_id, workflow_step, workflow_generation
-), runs_in AS (
-  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, origin)
-  SELECT j.id, j.shard, j.queue, j.priority, 1, 'scheduled', wf.due_at,
-         j.workflow_run_id || ':' || j.workflow_step || ':' || j.workflow_generation, 'workflow'
-  FROM jobs_in j JOIN wf ON wf.id = j.workflow_run_id
-  RETURNING id, job_id, shard, priority, ${ms('due_at')} AS due_at_ms
 )
-SELECT r.id, r.shard, r.priority, r.due_at_ms, j.workflow_run_id FROM runs_in r JOIN jobs_in j ON j.id = r.job_id`;
+INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, origin)
+SELECT j.id, j.shard, j.queue, j.priority, 1, 'scheduled', wf.due_at,
+       j.workflow_run_id || ':' || j.workflow_step || ':' || j.workflow_generation, 'workflow'
+FROM jobs_in j JOIN wf ON wf.id = j.workflow_run_id
+-- The key starts with the workflow run's id (a UUID: no ':'), which the caller needs: no join back to jobs_in.
+RETURNING id, shard, priority, ${ms('due_at')} AS due_at_ms, split_part(idempotency_key, ':', 1) AS workflow_run_id`;
 
 /**
  * finishWorkflowRuns — running → succeeded (every step succeeded) or →
