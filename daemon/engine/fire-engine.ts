@@ -178,7 +178,8 @@ export class FireEngine {
       intervalMs: opts.loadIntervalMs,
       lateToleranceMs: OCCURRENCE_LATE_AFTER_MS,
     });
-    this.workflowRepair = new WorkflowRepair({ db: pools.window, fences, router: this.router, log, intervalMs: opts.loadIntervalMs });
+    // A safety net, like the window's repair scan: the same interval.
+    this.workflowRepair = new WorkflowRepair({ db: pools.window, fences, router: this.router, log, intervalMs: opts.repairIntervalMs });
     this.reaper = new RedeliveryReaper(pools.window, fences, (run) => this.hub.deliver(run), metrics, log, opts.reapIntervalMs, (ids) =>
       ids.forEach((id) => this.hub.drop(id)),
     );

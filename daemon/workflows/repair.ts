@@ -15,8 +15,13 @@
  * (a takeover waits for the pass; a zombie's pass matches no shard) and
  * skips workflow runs locked by a transition in flight (next pass).
  *
- * States: stopped → running (start: a pass every `intervalMs`, and at once
- * on kick) → stopped. Passes never overlap.
+ * A candidate is only a run where something can be done (ready steps the
+ * limit lets start, not ready steps waiting for it), and a pass pages by
+ * id, so no set of runs can keep the others from being looked at.
+ *
+ * States: stopped → running (start: a pass every `intervalMs` — the
+ * engine's --repair-interval-ms — and at once on kick, e.g. a shard
+ * acquired) → stopped. Passes never overlap.
  */
 import type { Db } from '../db/pool.js';
 import { query, transaction } from '../db/pool.js';
@@ -36,8 +41,9 @@ export interface WorkflowRepairDeps {
 
 /** Workflow runs per transaction. */
 const RUNS_PER_BATCH = 200;
-/** Batches per pass (the next pass goes on). */
+/** Batches per pass (the next pass starts from the first id again). */
 const MAX_BATCHES = 10;
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 export class WorkflowRepair {
   private readonly steps: StepTransitions;
@@ -82,17 +88,19 @@ export class WorkflowRepair {
 
   /** One pass over every owned shard; resolves when done (tests wait on it). */
   async pass(): Promise<void> {
-    for (let i = 0; i < MAX_BATCHES && !this.stopped; i++) if ((await this.batch()) < RUNS_PER_BATCH) break;
+    let after: string | null = NIL_UUID;
+    for (let i = 0; i < MAX_BATCHES && !this.stopped && after !== null; i++) after = await this.batch(after);
   }
 
-  private async batch(): Promise<number> {
+  /** One fenced transaction over the candidates after `after` (by id); returns the last id taken, or null when none are left. */
+  private async batch(after: string): Promise<string | null> {
     const { shards, fences } = heldFences(this.deps.fences);
-    if (shards.length === 0) return 0;
+    if (shards.length === 0) return null;
     let routes: (() => void)[] = [];
-    const n = await transaction(this.deps.db, async (tx) => {
-      const { rows } = await query<{ id: string }>(tx, REPAIR_CANDIDATES, [plainArray(shards), plainArray(fences), RUNS_PER_BATCH]);
+    const last = await transaction(this.deps.db, async (tx) => {
+      const { rows } = await query<{ id: string }>(tx, REPAIR_CANDIDATES, [plainArray(shards), plainArray(fences), after, RUNS_PER_BATCH]);
       routes = []; // a retried transaction must not route what a rolled-back one wrote
-      if (rows.length === 0) return 0;
+      if (rows.length === 0) return null;
       const ids = rows.map((r) => r.id);
       const { rows: stranded } = await query<{ job_id: string; status: string; error: string | null }>(tx, STRANDED_STEPS, [ids]);
       for (const s of stranded) {
@@ -101,9 +109,9 @@ export class WorkflowRepair {
       }
       routes.push(await this.steps.advance(tx, ids));
       if (stranded.length > 0) this.deps.log.info({ workflowRuns: ids.length, stranded: stranded.length }, 'workflow repair: steps whose job ended outside the event path');
-      return rows.length;
+      return rows.length < RUNS_PER_BATCH ? null : ids[ids.length - 1];
     });
     routes.forEach((r) => r());
-    return n;
+    return last;
   }
 }

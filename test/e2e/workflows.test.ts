@@ -57,7 +57,7 @@ const finishedAt = new Map<string, number>();
 
 beforeAll(async () => {
   db = await createTestDatabase(SHARDS);
-  daemon = await startDaemon({ databaseUrl: db.url, redisUrl: TEST_REDIS_URL, args: ['--member-id', 'workflows-e2e', '--redis-prefix', prefix] });
+  daemon = await startDaemon({ databaseUrl: db.url, redisUrl: TEST_REDIS_URL, args: ['--member-id', 'workflows-e2e', '--redis-prefix', prefix, '--repair-interval-ms', '1000'] });
   client = openClient(daemon.address);
   expect(await waitForOwnedShards(client, SHARDS)).toBe(true);
   worker = collectRuns({
@@ -236,7 +236,7 @@ describe('workflows', () => {
     const root = before.steps.find((s) => s.name === 'root');
     expect(root?.state).toBe('running'); // its run waits for its due time
     await client.cancelJob(root?.jobId as string);
-    // The repair pass (every --load-interval-ms) notices the step's job ended.
+    // The repair pass (every --repair-interval-ms: 1 s here) notices the step's job ended.
     const done = await waitForState(started.id, ['failed'], 15_000);
     expect(stateOf(done)).toEqual({ root: 'cancelled', child: 'upstream_failed' });
     expect(deliveriesOf(started.id).size).toBe(0);

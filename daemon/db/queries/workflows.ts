@@ -314,20 +314,23 @@ const FENCED_SHARDS = `(
 
 /**
  * repairCandidates — running workflow runs of our fenced shards that the
- * event path left with something to do: a ready step (a limit freed by a
- * path that did not start it), a running step whose job ended without the
- * step (a CancelJob on the step's job, a run that ended by another path), or
- * nothing left to run. Locked FOR UPDATE SKIP LOCKED (a transition in
- * flight is not waited for: next pass). $1 shards, $2 fences, $3 limit.
+ * event path left with something to do: a ready step its limit lets start,
+ * a running step whose job ended without the step (a CancelJob on the
+ * step's job, a run that ended by another path), or nothing left to run.
+ * Locked FOR UPDATE SKIP LOCKED (a transition in flight is not waited for:
+ * next pass). Pages by id: $3 after id (exclusive; the nil UUID first), $4
+ * limit. $1 shards, $2 fences.
  */
 export const REPAIR_CANDIDATES = `
 SELECT w.id FROM workflow_runs w JOIN ${FENCED_SHARDS} f ON w.shard = f.shard
-WHERE w.state = 'running' AND (
-  EXISTS (SELECT 1 FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state = 'ready')
+WHERE w.state = 'running' AND w.id > $3::uuid AND (
+  (EXISTS (SELECT 1 FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state = 'ready')
+   AND (w.max_in_flight = 0
+        OR (SELECT count(*) FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state = 'running') < w.max_in_flight))
   OR EXISTS (SELECT 1 FROM workflow_steps s JOIN jobs j ON j.id = s.job_id AND j.shard = s.shard
              WHERE s.workflow_run_id = w.id AND s.state = 'running' AND j.status <> 'active')
   OR NOT EXISTS (SELECT 1 FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state IN ('pending', 'ready', 'running')))
-ORDER BY w.id LIMIT $3 FOR UPDATE OF w SKIP LOCKED`;
+ORDER BY w.id LIMIT $4 FOR UPDATE OF w SKIP LOCKED`;
 
 /**
  * strandedSteps — running steps of these (locked) workflow runs whose job has
