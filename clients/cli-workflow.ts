@@ -65,7 +65,8 @@ export function registerWorkflowCommands(program: Command): void {
     .option('--at <iso|ms>', 'root steps due at this instant (default now)', epochArg)
     .option('--in <duration>', 'root steps due after this long, e.g. 10s', durationArg)
     .option('--max-in-flight <n>', 'most steps running at once (overrides the definition)', nonNegativeIntArg)
-    .action((opts: StartOptions & RecurrenceOptions) =>
+    .option('--dedupe-key <key>', 'idempotent start: a second start with this key shows the first run')
+    .action((opts: StartOptions & RecurrenceOptions & { dedupeKey?: string }) =>
       withClient(opts, async (client) => {
         if ((opts.file === undefined) === (opts.name === undefined)) fail(new Error('give exactly one of --file and --name'));
         let recurrence;
@@ -88,6 +89,7 @@ export function registerWorkflowCommands(program: Command): void {
           at: opts.at,
           delayMs: opts.in,
           maxInFlight: opts.maxInFlight,
+          dedupeKey: opts.dedupeKey,
         });
         if (opts.json) return out(toJson(run));
         out(workflowRunLine(run));

@@ -60,7 +60,7 @@ export function definitionToWire(d: WorkflowDefinitionInput): WorkflowDefinition
 export function startRequest(input: StartWorkflowInput): StartWorkflowRequest {
   if ((input.definition === undefined) === (input.workflow === undefined)) throw new TypeError('definition, workflow: give exactly one');
   const def = input.definition ? { inline: definitionToWire(input.definition) } : { ref: { name: input.workflow, version: input.version ?? 0 } };
-  return { namespace: input.namespace ?? '', ...def, ...whenFields(input.at, input.delayMs), maxInFlight: input.maxInFlight ?? 0 };
+  return { namespace: input.namespace ?? '', ...def, ...whenFields(input.at, input.delayMs), maxInFlight: input.maxInFlight ?? 0, dedupeKey: input.dedupeKey ?? '' };
 }
 
 export function scheduleRequest(input: ScheduleWorkflowInput): StartWorkflowRequest {

@@ -36,6 +36,8 @@ export interface StartWorkflowInput {
   delayMs?: number;
   /** Overrides the definition's maxInFlight. */
   maxInFlight?: number;
+  /** Makes the call idempotent within the namespace: a second start with this key returns the first run. */
+  dedupeKey?: string;
 }
 
 /** A recurring start: each occurrence of `recurrence` starts one run of a stored definition. */

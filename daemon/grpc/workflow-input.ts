@@ -15,7 +15,7 @@ import type { ListWorkflowRunsFilter, StartInput } from '../workflows/workflow-s
 import { DEFAULT_RETRY, NAMESPACE_RE, dueTime, jobId, pageSize, scheduleInput, type Limits } from './validate.js';
 import { recurrenceInput } from './recurrence-input.js';
 import type { RecurringInput } from '../recurring/recurring-service.js';
-import { scheduledStartPayload, WORKFLOW_START_QUEUE } from '../workflows/scheduled-starts.js';
+import { scheduledStartPayload, workflowRunIdOf, WORKFLOW_START_QUEUE } from '../workflows/scheduled-starts.js';
 
 /** Most steps in flight a run may be limited to. */
 const MAX_IN_FLIGHT = 10_000;
@@ -81,6 +81,7 @@ export function startOrSchedule(req: StartWorkflowRequest__Output, nowMs: number
   if (req.when !== 'recurrence') return { start: startInput(req, nowMs, limits) };
   const ns = namespace('namespace', req.namespace);
   if (req.definition !== 'ref' || !req.ref) throw invalidArgument('recurrence', 'a recurring start needs a stored definition (ref: PutWorkflow it first), not an inline one');
+  if (req.dedupeKey) throw invalidArgument('dedupe_key', 'is for a single start; each occurrence of a recurring start makes one run already');
   const name = workflowName('ref.name', req.ref.name);
   const recurrence = recurrenceInput('', req.recurrence ?? { startAtMs: '0', endAtMs: '0', jitterMs: 0, limit: 0, overlap: 'OVERLAP_UNSPECIFIED', catchUp: null, pauseOnFailure: false }, nowMs);
   if (req.recurrence?.overlap === 'OVERLAP_UNSPECIFIED') recurrence.overlap = 'allow_all'; // the start runs end at once; see the proto
@@ -115,7 +116,10 @@ export function startInput(req: StartWorkflowRequest__Output, nowMs: number, lim
   else if (req.definition === 'ref' && req.ref) definition = { name: workflowName('ref.name', req.ref.name), version: req.ref.version };
   else throw invalidArgument('definition', 'one of inline or ref is required');
   const startAtMs = req.when ? dueTime('', req, nowMs, 'at_ms, delay_ms, now or recurrence') : Math.floor(nowMs);
-  return { namespace: ns, definition, startAtMs, maxInFlight: maxInFlight('max_in_flight', req.maxInFlight) };
+  if (req.dedupeKey.length > 256) throw invalidArgument('dedupe_key', `must be at most 256 chars (got ${req.dedupeKey.length})`);
+  // The run's id derives from the key: a second start with it finds the first run.
+  const id = req.dedupeKey ? workflowRunIdOf(`dedupe:${ns}:${req.dedupeKey}`) : undefined;
+  return { id, namespace: ns, definition, startAtMs, maxInFlight: maxInFlight('max_in_flight', req.maxInFlight) };
 }
 
 export function workflowRunId(field: string, v: string): string {

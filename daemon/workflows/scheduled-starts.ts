@@ -45,9 +45,9 @@ export function scheduledStartPayload(p: ScheduledStartPayload): Buffer {
   return Buffer.from(JSON.stringify(p), 'utf8');
 }
 
-/** A UUID derived from an occurrence's idempotency key (name-based, as UUID v5 does it with SHA-1). */
-export function workflowRunIdOf(idempotencyKey: string): string {
-  const h = createHash('sha1').update(`timelane.workflow-start:${idempotencyKey}`).digest();
+/** A workflow run's UUID derived from a key — an occurrence's idempotency key, or a StartWorkflow dedupe key (name-based, as UUID v5 does it with SHA-1). */
+export function workflowRunIdOf(key: string): string {
+  const h = createHash('sha1').update(`timelane.workflow-start:${key}`).digest();
   h[6] = (h[6] & 0x0f) | 0x50;
   h[8] = (h[8] & 0x3f) | 0x80;
   const x = h.subarray(0, 16).toString('hex');

@@ -264,6 +264,13 @@ describe('workflows', () => {
     expect(listed.runs.map((r) => r.id)).toEqual([run2.id, run1.id]);
     expect((await client.listWorkflowRuns({ name: 'versioned', state: 'running' })).runs).toEqual([]);
     expect((await grpcError(client.startWorkflow({ workflow: 'versioned', version: 9 }))).code).toBe(NOT_FOUND);
+    // A dedupe key makes a start idempotent: the second call answers the first run.
+    const once = await client.startWorkflow({ workflow: 'versioned', dedupeKey: 'nightly-2026-11-23' });
+    const twice = await client.startWorkflow({ workflow: 'versioned', dedupeKey: 'nightly-2026-11-23' });
+    expect(twice.id).toBe(once.id);
+    await waitForState(once.id, ['succeeded']);
+    expect(deliveriesOf(once.id).get('only')?.length).toBe(1);
+    expect((await client.listWorkflowRuns({ name: 'versioned' })).runs).toHaveLength(3);
   });
 
   it('starts one run per occurrence of a recurring start', async () => {

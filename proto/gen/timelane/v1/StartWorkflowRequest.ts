@@ -14,6 +14,7 @@ export interface StartWorkflowRequest {
   'now'?: (boolean);
   'maxInFlight'?: (number);
   'recurrence'?: (_timelane_v1_Recurrence | null);
+  'dedupeKey'?: (string);
   'definition'?: "inline"|"ref";
   'when'?: "atMs"|"delayMs"|"now"|"recurrence";
 }
@@ -27,6 +28,7 @@ export interface StartWorkflowRequest__Output {
   'now'?: (boolean);
   'maxInFlight': (number);
   'recurrence'?: (_timelane_v1_Recurrence__Output | null);
+  'dedupeKey': (string);
   'definition'?: "inline"|"ref";
   'when'?: "atMs"|"delayMs"|"now"|"recurrence";
 }
