@@ -28,7 +28,7 @@
  * changes its steps: callers lock first, see queries/workflows.ts).
  */
 import type { Queryable } from '../db/pool.js';
-import { query } from '../db/pool.js';
+import { query, queryPrepared } from '../db/pool.js';
 import {
   COMPLETE_STEP_RUNS,
   END_STEP,
@@ -71,8 +71,8 @@ export class StepTransitions {
    */
   async complete(tx: Queryable, ds: readonly StepCompletion[]): Promise<{ done: { id: number; fence: number; deliveries: number }[]; afterCommit: () => void }> {
     const sorted = [...ds].sort((a, b) => a.runId - b.runId);
-    await query(tx, LOCK_WORKFLOWS_OF_RUNS, [sorted.map((d) => d.runId), sorted.map((d) => d.shard)]);
-    const { rows } = await query<{ id: number; job_id: string; fence: number; deliveries: number }>(tx, COMPLETE_STEP_RUNS, [
+    await queryPrepared(tx, 'tl_wf_lock_of_runs', LOCK_WORKFLOWS_OF_RUNS, [sorted.map((d) => d.runId), sorted.map((d) => d.shard)]);
+    const { rows } = await queryPrepared<{ id: number; job_id: string; fence: number; deliveries: number }>(tx, 'tl_wf_complete_step_runs', COMPLETE_STEP_RUNS, [
       sorted.map((d) => d.runId),
       sorted.map((d) => d.fence),
       sorted.map((d) => d.deliveries),
@@ -81,7 +81,7 @@ export class StepTransitions {
     ]);
     if (rows.length === 0) return { done: [], afterCommit: nothing };
     const outputOf = new Map(ds.map((d) => [d.runId, d.output]));
-    const { rows: touched } = await query<{ workflow_run_id: string }>(tx, SUCCEED_STEPS, [
+    const { rows: touched } = await queryPrepared<{ workflow_run_id: string }>(tx, 'tl_wf_succeed_steps', SUCCEED_STEPS, [
       rows.map((r) => r.job_id),
       rows.map((r) => outputOf.get(r.id) ?? null),
     ]);
@@ -108,10 +108,10 @@ export class StepTransitions {
       // Something started, so its workflow run has a running step: only the others may be finished.
       const startedIn = new Set(rows.map((r) => r.workflow_run_id));
       const rest = ids.filter((id) => !startedIn.has(id));
-      if (rest.length > 0) await query(tx, FINISH_WORKFLOW_RUNS, [rest]);
+      if (rest.length > 0) await queryPrepared(tx, 'tl_wf_finish_runs', FINISH_WORKFLOW_RUNS, [rest]);
       return this.router.inTransaction(tx, rows.map(runRefOf));
     }
-    await query(tx, FINISH_WORKFLOW_RUNS, [ids]);
+    await queryPrepared(tx, 'tl_wf_finish_runs', FINISH_WORKFLOW_RUNS, [ids]);
     return nothing;
   }
 }

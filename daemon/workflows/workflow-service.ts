@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/pool.js';
-import { query, transaction } from '../db/pool.js';
+import { query, queryPrepared, transaction } from '../db/pool.js';
 import {
   CANCEL_WORKFLOW_RUN,
   INSERT_DEFINITION,
@@ -85,7 +85,7 @@ export class WorkflowService {
     const maxInFlight = input.maxInFlight > 0 ? input.maxInFlight : spec.maxInFlight;
     let route = (): void => undefined;
     const createdAtMs = await transaction(this.deps.db, async (tx) => {
-      const { rows } = await query<{ created_at_ms: number }>(tx, INSERT_WORKFLOW_RUN, [
+      const { rows } = await queryPrepared<{ created_at_ms: number }>(tx, 'tl_wf_insert_run', INSERT_WORKFLOW_RUN, [
         id,
         input.namespace,
         spec.name,
