@@ -10,6 +10,7 @@ import { registerJobCommands } from './cli-jobs.js';
 import { registerDeadLetterCommands } from './cli-dead.js';
 import { registerOpsCommands } from './cli-ops.js';
 import { registerWorkerCommand } from './cli-worker.js';
+import { registerWorkflowCommands } from './cli-workflow.js';
 
 // `timelane ops shards | head`: a closed pipe ends the command quietly.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -26,6 +27,7 @@ registerClientCommands(program);
 registerJobCommands(program);
 registerDeadLetterCommands(program);
 registerWorkerCommand(program);
+registerWorkflowCommands(program);
 registerOpsCommands(program);
 
 await program.parseAsync(process.argv);

@@ -33,6 +33,23 @@ import type { UpdateJobRequest } from '../proto/gen/timelane/v1/UpdateJobRequest
 import type { UpdateJobResponse__Output as UpdateJobOut } from '../proto/gen/timelane/v1/UpdateJobResponse.js';
 import type { AdminClient } from '../proto/gen/timelane/v1/Admin.js';
 import type { SchedulerClient } from '../proto/gen/timelane/v1/Scheduler.js';
+import type { WorkflowsClient } from '../proto/gen/timelane/v1/Workflows.js';
+import type { PutWorkflowResponse__Output as PutWorkflowOut } from '../proto/gen/timelane/v1/PutWorkflowResponse.js';
+import type { StartWorkflowResponse__Output as StartWorkflowOut } from '../proto/gen/timelane/v1/StartWorkflowResponse.js';
+import type { GetWorkflowRunResponse__Output as GetWorkflowRunOut } from '../proto/gen/timelane/v1/GetWorkflowRunResponse.js';
+import type { ListWorkflowRunsResponse__Output as ListWorkflowRunsOut } from '../proto/gen/timelane/v1/ListWorkflowRunsResponse.js';
+import type { RetryWorkflowRunResponse__Output as RetryWorkflowRunOut } from '../proto/gen/timelane/v1/RetryWorkflowRunResponse.js';
+import type { CancelWorkflowRunResponse__Output as CancelWorkflowRunOut } from '../proto/gen/timelane/v1/CancelWorkflowRunResponse.js';
+import { definitionToWire, runStateToWire, scheduleRequest as workflowScheduleRequest, startRequest, workflowRunInfo, workflowStepInfo } from './workflow-convert.js';
+import type {
+  ListWorkflowRunsInput,
+  ScheduleWorkflowInput,
+  StartWorkflowInput,
+  WorkflowDefinitionInput,
+  WorkflowRunInfo,
+  WorkflowRunPage,
+  WorkflowRunWithSteps,
+} from './workflow-types.js';
 import {
   batchScheduled,
   jobCounts,
@@ -114,6 +131,7 @@ type Invoke<Res> = (options: grpc.CallOptions, callback: grpc.requestCallback<Re
 export class TimelaneClient {
   private readonly scheduler: SchedulerClient;
   private readonly admin: AdminClient;
+  private readonly workflows: WorkflowsClient;
   private readonly timeoutMs: number;
 
   constructor(
@@ -125,6 +143,7 @@ export class TimelaneClient {
     const interceptors = tokenInterceptors(opts.token);
     this.scheduler = new pkg.Scheduler(address, credentials, { interceptors });
     this.admin = new pkg.Admin(address, credentials, { channelOverride: this.scheduler.getChannel(), interceptors });
+    this.workflows = new pkg.Workflows(address, credentials, { channelOverride: this.scheduler.getChannel(), interceptors });
     this.timeoutMs = opts.timeoutMs ?? 30_000;
   }
 
@@ -384,6 +403,62 @@ export class TimelaneClient {
       completed: res.completed,
       shardsPerMember: { ...res.shardsPerMember },
     };
+  }
+
+  // ------------------------------------------------------------ workflows ---
+
+  /** Stores a new version of a named definition (unless it equals the latest: `unchanged`). */
+  async putWorkflow(definition: WorkflowDefinitionInput, namespace = ''): Promise<{ name: string; version: number; unchanged: boolean }> {
+    const req = { namespace, definition: definitionToWire(definition) };
+    const res = await this.call<PutWorkflowOut>((o, cb) => this.workflows.putWorkflow(req, o, cb));
+    return { name: res.name, version: res.version, unchanged: res.unchanged };
+  }
+
+  /** Starts a workflow run (inline definition, or a stored one by name and version); its root steps are due at `at` (default now). */
+  async startWorkflow(input: StartWorkflowInput): Promise<WorkflowRunInfo> {
+    const req = startRequest(input);
+    const res = await this.call<StartWorkflowOut>((o, cb) => this.workflows.startWorkflow(req, o, cb));
+    return workflowRunInfo(res.run);
+  }
+
+  /**
+   * A recurring start: each occurrence of the rule starts one run of a stored
+   * definition. Returns the recurring job that holds the schedule (pause,
+   * resume, update or cancel it like any job).
+   */
+  async scheduleWorkflow(input: ScheduleWorkflowInput): Promise<{ scheduleJobId: string }> {
+    const req = workflowScheduleRequest(input);
+    const res = await this.call<StartWorkflowOut>((o, cb) => this.workflows.startWorkflow(req, o, cb));
+    return { scheduleJobId: res.scheduleJobId };
+  }
+
+  /** A workflow run with every step (state, attempts, times, lag); outputs only when asked. */
+  async getWorkflowRun(id: string, opts: { outputs?: boolean } = {}): Promise<WorkflowRunWithSteps> {
+    const res = await this.call<GetWorkflowRunOut>((o, cb) => this.workflows.getWorkflowRun({ id, includeOutputs: opts.outputs ?? false }, o, cb));
+    return { run: workflowRunInfo(res.run), steps: res.steps.map(workflowStepInfo) };
+  }
+
+  /** Workflow runs, newest first; filters combine. */
+  async listWorkflowRuns(input: ListWorkflowRunsInput = {}): Promise<WorkflowRunPage> {
+    const req = { namespace: input.namespace ?? '', name: input.name ?? '', state: runStateToWire(input.state), pageSize: input.pageSize ?? 0, pageToken: input.pageToken ?? '' };
+    const res = await this.call<ListWorkflowRunsOut>((o, cb) => this.workflows.listWorkflowRuns(req, o, cb));
+    return { runs: res.runs.map(workflowRunInfo), nextPageToken: res.nextPageToken };
+  }
+
+  /**
+   * Partial re-run of a finished workflow run: failed, cancelled and
+   * upstream-failed steps (and the succeeded steps in `fromSteps`) run again
+   * with everything downstream of them; other succeeded steps keep their outputs.
+   */
+  async retryWorkflowRun(id: string, fromSteps: string[] = []): Promise<{ run: WorkflowRunInfo; stepsReset: string[] }> {
+    const res = await this.call<RetryWorkflowRunOut>((o, cb) => this.workflows.retryWorkflowRun({ id, fromSteps }, o, cb));
+    return { run: workflowRunInfo(res.run), stepsReset: res.stepsReset };
+  }
+
+  /** Cancels a running workflow run: nothing new starts; running steps' workers are asked to stop. */
+  async cancelWorkflowRun(id: string): Promise<{ run: WorkflowRunInfo; runsCancelled: number; runsCancelling: number }> {
+    const res = await this.call<CancelWorkflowRunOut>((o, cb) => this.workflows.cancelWorkflowRun({ id }, o, cb));
+    return { run: workflowRunInfo(res.run), runsCancelled: res.runsCancelled, runsCancelling: res.runsCancelling };
   }
 
   /** Closes the channel; calls in progress are cancelled. */

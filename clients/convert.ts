@@ -33,6 +33,7 @@ import type {
   ScheduleInput,
   ShardInfo,
   ShardMoveInfo,
+  WorkflowStepDeliveryInfo,
 } from './types.js';
 import { jobKindName, recurrenceInfo, recurrenceToWire } from './recurrence.js';
 
@@ -285,7 +286,14 @@ export function deliveredRunInfo(run: DeliveredRun__Output, receivedAtMs: number
     checkpoint: run.checkpoint ?? Buffer.alloc(0),
     progress: Number(run.progress),
     nominalAtMs: int64(run.nominalAtMs),
+    workflow: stepDeliveryInfo(run.workflow),
   };
+}
+
+/** A workflow step's delivery: its workflow run, step and parents' outputs; null for other runs. */
+function stepDeliveryInfo(w: DeliveredRun__Output['workflow']): WorkflowStepDeliveryInfo | null {
+  if (!w || !w.workflowRunId) return null;
+  return { workflowRunId: w.workflowRunId, step: w.step, parentOutputs: { ...w.parentOutputs } };
 }
 
 export function statusName(code: number): string {

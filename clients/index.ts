@@ -15,6 +15,7 @@ export { openWorkStream, WorkStream, type SubscribeOptions, type StreamEnd, type
 export { parseDuration, parseInstant, formatDuration } from './duration.js';
 export { loadTimelaneProto, timelaneV1, type LoadedTimelaneProto, type TimelaneV1 } from './proto.js';
 export type * from './types.js';
+export type * from './workflow-types.js';
 export {
   exactlyOnce,
   applyOnce,

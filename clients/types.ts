@@ -478,6 +478,14 @@ export interface DeliveryRefInfo {
 }
 
 /** A run handed to a worker. */
+/** What a workflow step's delivery carries besides its payload. */
+export interface WorkflowStepDeliveryInfo {
+  workflowRunId: string;
+  step: string;
+  /** Each parent's Complete output, by parent step name (empty when it completed without one). */
+  parentOutputs: Record<string, Buffer>;
+}
+
 export interface DeliveredRunInfo {
   runId: string;
   jobId: string;
@@ -509,6 +517,8 @@ export interface DeliveredRunInfo {
   checkpoint: Buffer;
   /** The progress heartbeated with it, 0..1. */
   progress: number;
+  /** Set when the run is a workflow step: its workflow run, step name and parents' outputs. */
+  workflow: WorkflowStepDeliveryInfo | null;
   /** Recurring jobs: the occurrence's nominal time; 0 otherwise. */
   nominalAtMs: number;
 }

@@ -51,7 +51,16 @@ export class CancelledError extends Error {
   }
 }
 
-export type RunHandler = (run: DeliveredRunInfo, ctx: WorkerContext) => Promise<void> | void;
+/**
+ * Runs one delivery. Resolving completes the run; throwing fails it. A
+ * workflow step may resolve with an output (a Buffer, a string, or anything
+ * JSON-serialisable; at most 64 KiB encoded): its children receive it in
+ * `run.workflow.parentOutputs`. Other runs' outputs are ignored.
+ */
+export type RunHandler = (run: DeliveredRunInfo, ctx: WorkerContext) => Promise<unknown> | unknown;
+
+/** Largest output a Complete may carry (the daemon refuses more). */
+export const MAX_OUTPUT_BYTES = 65_536;
 
 export interface WorkerStats {
   /** Runs delivered to this worker. */
@@ -215,10 +224,12 @@ export class WorkerSession {
     const every = this.opts.heartbeatEveryMs;
     const timer = every ? setInterval(() => heartbeat(), every) : undefined;
     try {
-      await this.opts.handler(run, { heartbeat, signal: entry.controller.signal });
+      const result = await this.opts.handler(run, { heartbeat, signal: entry.controller.signal });
       clearInterval(timer);
+      const output = run.workflow ? outputBytes(result) : null;
       this.opts.stats.completed++;
-      this.queueComplete(run.ref);
+      if (output) this.send({ complete: { ref: run.ref, output } }, true);
+      else this.queueComplete(run.ref);
     } catch (err) {
       clearInterval(timer);
       this.opts.stats.failed++;
@@ -316,4 +327,16 @@ function failMessage(err: unknown): string {
   const text =
     err instanceof Error ? (err.name && err.name !== 'Error' ? `${err.name}: ${err.message}` : err.message) : String(err);
   return text.length > MAX_FAIL_MESSAGE ? text.slice(0, MAX_FAIL_MESSAGE - 1) + '…' : text;
+}
+
+/** A step handler's result as Complete's output; null for none. Too large ⇒ throws (the run fails, not retryable). */
+function outputBytes(result: unknown): Buffer | null {
+  if (result === undefined || result === null) return null;
+  const b = Buffer.isBuffer(result)
+    ? result
+    : result instanceof Uint8Array
+      ? Buffer.from(result.buffer, result.byteOffset, result.byteLength)
+      : Buffer.from(typeof result === 'string' ? result : JSON.stringify(result), 'utf8');
+  if (b.length > MAX_OUTPUT_BYTES) throw Object.assign(new Error(`step output is ${b.length} bytes, over the ${MAX_OUTPUT_BYTES}-byte limit: keep large data in your own storage and return a reference`), { retryable: false });
+  return b.length > 0 ? b : null;
 }

@@ -119,7 +119,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'maxInWindow', flag: '--max-in-window <n>', env: 'TIMELANE_MAX_IN_WINDOW', description: 'most runs held in memory (the window shrinks past it)', default: 1_000_000 },
   { key: 'claimAheadMs', flag: '--claim-ahead-ms <ms>', env: 'TIMELANE_CLAIM_AHEAD_MS', description: 'claim runs this long before due, release them to workers exactly at due (takes the claim off the critical path); 0 claims at due', default: DEFAULT_CLAIM_AHEAD_MS },
   { key: 'loadIntervalMs', flag: '--load-interval-ms <ms>', env: 'TIMELANE_LOAD_INTERVAL_MS', description: 'how often the loader extends the window', default: 1000 },
-  { key: 'repairIntervalMs', flag: '--repair-interval-ms <ms>', env: 'TIMELANE_REPAIR_INTERVAL_MS', description: 'how often the repair scan re-reads the loaded window (also runs after LISTEN reconnects and shard acquisitions)', default: 30_000 },
+  { key: 'repairIntervalMs', flag: '--repair-interval-ms <ms>', env: 'TIMELANE_REPAIR_INTERVAL_MS', description: 'how often the repair scan re-reads the loaded window (also runs after LISTEN reconnects and shard acquisitions), and the workflow repair pass runs', default: 30_000 },
   { key: 'reapIntervalMs', flag: '--reap-interval-ms <ms>', env: 'TIMELANE_REAP_INTERVAL_MS', description: 'how often expired delivery leases are redelivered', default: 1000 },
   { key: 'defaultRunLeaseMs', flag: '--default-run-lease-ms <ms>', env: 'TIMELANE_DEFAULT_RUN_LEASE_MS', description: 'delivery lease of a fired run when the job sets none', default: 30_000 },
   { key: 'maxPayloadBytes', flag: '--max-payload-bytes <n>', env: 'TIMELANE_MAX_PAYLOAD_BYTES', description: 'largest accepted payload', default: 262_144 },

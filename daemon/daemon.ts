@@ -37,6 +37,8 @@ import { FireEngine } from './engine/fire-engine.js';
 import { SchedulingService } from './scheduling/scheduling-service.js';
 import { PostgresPermits, RedisPermits } from './dispatch/queue-limits.js';
 import { RecurringService } from './recurring/recurring-service.js';
+import { WorkflowService } from './workflows/workflow-service.js';
+import { ScheduledStarts } from './workflows/scheduled-starts.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import { listenerSecurity, type ListenerSecurity } from './security/listener-security.js';
 import { readTlsFiles, watchHttpsContext } from './security/tls.js';
@@ -71,6 +73,9 @@ export class Daemon {
   leases!: ShardLeaseManager;
   private scheduling!: SchedulingService;
   private recurring!: RecurringService;
+  private workflows!: WorkflowService;
+  /** Recurring workflow starts: an in-process consumer of their reserved queue. */
+  private scheduledStarts: ScheduledStarts | null = null;
   private grpc: GrpcServer | null = null;
   private metricsServer: http.Server | null = null;
   private consoleServer: ConsoleServer | null = null;
@@ -163,6 +168,12 @@ export class Daemon {
       wallNow: () => this.clock.wallNow(),
       forgetRun: (runId) => this.engine.forget(runId),
     });
+    this.workflows = new WorkflowService({
+      db: this.db,
+      shardCount: this.shardCount,
+      router: this.engine.router,
+      forgetRun: (runId) => this.engine.forget(runId),
+    });
 
     this.security = listenerSecurity(cfg, this.log);
     this.quotas = new NamespaceQuotas(this.db, this.log, cfg.quotasFile || null, cfg.tlsReloadMs);
@@ -174,6 +185,8 @@ export class Daemon {
     if (cfg.consoleAddress) this.consoleServer = await this.startConsole(cfg.consoleAddress);
 
     this.engine.start();
+    this.scheduledStarts = new ScheduledStarts({ hub: this.engine.hub, answers: this.engine.answers, workflows: this.workflows, log: this.log });
+    this.scheduledStarts.start();
     this.leases.start();
     if (this.redis) {
       await waitReady(this.redis, 2_000); // first membership round on a live connection, if Redis is up
@@ -263,6 +276,7 @@ export class Daemon {
     if (this.gaugeTimer) clearInterval(this.gaugeTimer);
     await this.cluster?.leave();
     await this.engine?.drain();
+    await this.scheduledStarts?.stop();
     await this.leases?.stop();
     await this.cluster?.close();
     await this.engine?.stop();
@@ -335,6 +349,7 @@ export class Daemon {
       scheduling: this.scheduling,
       quotas: this.quotas,
       recurring: this.recurring,
+      workflows: this.workflows,
       hub: this.engine.hub,
       forgetRun: (runId) => this.engine.forget(runId),
       onStreamClosed: () => this.engine.redeliverNow(),

@@ -52,6 +52,19 @@ export async function query<R extends pg.QueryResultRow>(db: Queryable, text: st
   }
 }
 
+/**
+ * `query` as a prepared statement named `name` (prepared once per
+ * connection, then only bound and executed): for long statements run often,
+ * whose planning costs as much as their execution.
+ */
+export async function queryPrepared<R extends pg.QueryResultRow>(db: Queryable, name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  try {
+    return await db.query<R>({ name, text, values });
+  } catch (err) {
+    throw mapStorageError(err);
+  }
+}
+
 /** Runs `fn` on one pooled client (for work that must start only once a connection is in hand). */
 export async function withClient<T>(db: Db, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   let client: pg.PoolClient;

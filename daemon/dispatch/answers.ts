@@ -10,6 +10,13 @@
  * creates commit in one transaction, and the retry is routed inside it: the
  * owner of its shard is told on commit, never after (a lost notify would
  * leave it to the repair scan), and never of a retry that rolled back.
+ *
+ * Runs of workflow steps (origin 'workflow') take the workflow path: their
+ * Complete (with its output) and their final Fail commit in one transaction
+ * with the step's transition and the start of the children it made ready
+ * (daemon/workflows/step-transitions.ts). Other runs pay nothing for it:
+ * COMPLETE_RUNS leaves step runs alone, and only the deliveries it did not
+ * match go on to the workflow path (then, if still unmatched, are refused).
  */
 import type { Db, Queryable } from '../db/pool.js';
 import { query, transaction } from '../db/pool.js';
@@ -28,6 +35,7 @@ import { backoffMs } from './backoff.js';
 import { CompleteBatcher } from './complete-batcher.js';
 import { PAUSE_ON_FAILURE, WITHDRAW_OCCURRENCES } from '../db/queries/recurring.js';
 import type { HandOff, KnownHandOff, RunRef } from '../run-ref.js';
+import { StepTransitions } from '../workflows/step-transitions.js';
 
 /**
  * Where a retry goes: the engine's router (daemon/engine/router.ts), told
@@ -40,6 +48,11 @@ export interface RetryRouting {
 /** An answer's delivery, with the hand-off time when this daemon made it. */
 export type AnsweredDelivery = HandOff;
 
+/** A Complete: its delivery, and the output it carries (kept only for workflow steps). */
+export interface CompletedDelivery extends AnsweredDelivery {
+  output?: Buffer | null;
+}
+
 /** A delivery this daemon handed out (or claimed and never sent: sentAtMs null). */
 export type HandedOut = KnownHandOff;
 
@@ -50,7 +63,7 @@ export interface FailOutcome {
 }
 
 export class Answers {
-  private readonly completes: CompleteBatcher<AnsweredDelivery>;
+  private readonly completes: CompleteBatcher<CompletedDelivery>;
 
   private readonly writes = new Set<Promise<void>>();
   /** Hand-off times of answers that could not be written (see recordHandOffs). */
@@ -60,12 +73,14 @@ export class Answers {
     /** The answer pool: never shared with API reads. */
     private readonly db: Db,
     private readonly router: RetryRouting,
+    /** Transitions of workflow steps, made in the answer's transaction. */
+    private readonly steps: StepTransitions = new StepTransitions(router),
   ) {
     this.completes = new CompleteBatcher((items) => this.completeBatch(items));
   }
 
   /** Completes deliveries (batched with others); per delivery, null or the refusal. */
-  complete(ds: readonly AnsweredDelivery[]): Promise<(Error | null)[]> {
+  complete(ds: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
     return this.completes.completeAll(ds);
   }
 
@@ -74,13 +89,15 @@ export class Answers {
     let route = (): void => undefined;
     const out = await this.keepingHandOffs([r], () => retryIfUnavailable(() => transaction(this.db, async (tx) => {
       route = () => undefined; // a retried attempt must not route what a rolled-back one wrote
-      const policy = await query<{ attempt: number; max_attempts: number; initial_backoff_ms: number; max_backoff_ms: number }>(
+      const policy = await query<{ attempt: number; max_attempts: number; initial_backoff_ms: number; max_backoff_ms: number; workflow_run_id: string | null }>(
         tx,
         SELECT_RETRY_POLICY,
         [r.runId, r.shard],
       );
       const p = policy.rows[0];
       if (!p) throw notFound(`run ${r.runId}`);
+      // A step's workflow run is locked before its run (the lock order of every workflow transaction).
+      if (p.workflow_run_id !== null) await this.steps.lock(tx, [p.workflow_run_id]);
       const wait = backoffMs(p.attempt, { initialBackoffMs: p.initial_backoff_ms, maxBackoffMs: p.max_backoff_ms });
       const { rows } = await query<{
         status: FailOutcome['status'];
@@ -98,6 +115,8 @@ export class Answers {
           ? { runId: row.retry_id, shard: row.retry_shard ?? r.shard, priority: row.retry_priority ?? 0, dueAtMs: row.retry_due_at_ms ?? 0 }
           : null;
       if (retry) route = await this.router.inTransaction(tx, [retry]);
+      if (p.workflow_run_id !== null && row.status !== 'failed')
+        route = await this.steps.end(tx, row.job_id, row.status === 'dead' ? 'failed' : 'cancelled', message);
       if (row.status === 'dead' && row.pause_on_failure) {
         // The job's lock first: occurrences a materialiser pass just made are then seen, and taken back.
         const paused = await query(tx, PAUSE_ON_FAILURE, [row.job_id, r.runId]);
@@ -171,7 +190,7 @@ export class Answers {
     }
   }
 
-  private async completeBatch(items: readonly AnsweredDelivery[]): Promise<(Error | null)[]> {
+  private async completeBatch(items: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
     const ds = await this.resolve(items); // answered in this order
     const sorted = byRunId(ds);
     const { rows } = await this.keepingHandOffs(ds, () => retryIfUnavailable(() =>
@@ -186,7 +205,22 @@ export class Answers {
     // Keyed by the whole delivery: a superseded copy in the same batch is refused.
     const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
     const done = new Set(rows.map((r) => key(r.id, r.fence, r.deliveries)));
+    const rest = ds.filter((d) => !done.has(key(d.runId, d.fence, d.deliveries)));
+    if (rest.length > 0) for (const r of await this.completeSteps(rest, items)) done.add(key(r.id, r.fence, r.deliveries));
     return Promise.all(ds.map((d) => (done.has(key(d.runId, d.fence, d.deliveries)) ? null : refuse(this.db, d).catch((err: Error) => err))));
+  }
+
+  /** Deliveries COMPLETE_RUNS did not match: runs of workflow steps (or superseded). One transaction. */
+  private async completeSteps(ds: readonly KnownHandOff[], items: readonly CompletedDelivery[]): Promise<{ id: number; fence: number; deliveries: number }[]> {
+    const outputs = new Map(items.map((i) => [i.runId, i.output ?? null]));
+    let route = (): void => undefined;
+    const done = await this.keepingHandOffs(ds, () => retryIfUnavailable(() => transaction(this.db, async (tx) => {
+      const out = await this.steps.complete(tx, ds.map((d) => ({ ...d, output: outputs.get(d.runId) ?? null })));
+      route = out.afterCommit;
+      return out.done;
+    })));
+    route();
+    return done;
   }
 
   private async resolveOne(d: AnsweredDelivery): Promise<KnownHandOff> {

@@ -99,8 +99,11 @@ export class DeliveryHub {
     return this.readyCount;
   }
 
+  /** Worker streams registered (in-process sinks, which have negative ids, are not counted). */
   get streamCount(): number {
-    return this.streams.size;
+    let n = 0;
+    for (const id of this.streams.keys()) if (id >= 0) n++;
+    return n;
   }
 
   /** Open streams per subscribed queue ('*' for every queue); read-only, for the web console's queues page. */

@@ -8,7 +8,8 @@
  *                    (dispatch/delivery-hub)                   (dispatch/answers)
  *
  * plus the materialiser (recurring jobs' next occurrences made into runs
- * ahead of time, and buffered runs started), the redelivery reaper (expired
+ * ahead of time, and buffered runs started), the workflow repair pass (the
+ * safety net under workflow steps' event-driven dispatch), the redelivery reaper (expired
  * leases back to the hub), the hand-off recorder (fired_at of unanswered
  * deliveries), the near-due listener (runs committed by other daemons), and
  * the router every committed run goes through. The daemon wires it to leases and gRPC and runs its life cycle;
@@ -42,6 +43,7 @@ import type { RunRef } from '../run-ref.js';
 import { RunRouter } from './router.js';
 import { Materialiser } from '../recurring/materialiser.js';
 import { QueueLimitsCache, deliveryGate, type PermitStore } from '../dispatch/queue-limits.js';
+import { WorkflowRepair } from '../workflows/repair.js';
 
 export interface EnginePools {
   /** Claims only (MAX_CLAIMS_IN_FLIGHT + 1 connections). */
@@ -89,6 +91,8 @@ export class FireEngine {
   readonly answers: Answers;
   readonly router: RunRouter;
   readonly materialiser: Materialiser;
+  /** Workflow runs the event path left with something to do (the safety net). */
+  readonly workflowRepair: WorkflowRepair;
   readonly queueLimits: QueueLimitsCache;
   private readonly reaper: RedeliveryReaper;
   private readonly listener: NearDueListener | null;
@@ -174,6 +178,8 @@ export class FireEngine {
       intervalMs: opts.loadIntervalMs,
       lateToleranceMs: OCCURRENCE_LATE_AFTER_MS,
     });
+    // A safety net, like the window's repair scan: the same interval.
+    this.workflowRepair = new WorkflowRepair({ db: pools.window, fences, router: this.router, log, intervalMs: opts.repairIntervalMs });
     this.reaper = new RedeliveryReaper(pools.window, fences, (run) => this.hub.deliver(run), metrics, log, opts.reapIntervalMs, (ids) =>
       ids.forEach((id) => this.hub.drop(id)),
     );
@@ -195,6 +201,7 @@ export class FireEngine {
     this.lane.start();
     this.loader.start();
     this.materialiser.start();
+    this.workflowRepair.start();
     this.listener?.start();
     this.reaper.start();
     this.handOffTimer = setInterval(() => {
@@ -209,6 +216,7 @@ export class FireEngine {
   async drain(): Promise<void> {
     this.lane.stop();
     await this.materialiser.stop();
+    await this.workflowRepair.stop();
     await this.claimer.drain(2_000);
     await this.gate.drain(this.opts.claimAheadMs + 100);
     // Runs still parked for credit: their leases end now, so the next owner
@@ -227,6 +235,7 @@ export class FireEngine {
     if (this.handOffTimer) clearInterval(this.handOffTimer);
     await this.loader.stop();
     await this.materialiser.stop();
+    await this.workflowRepair.stop();
     await this.reaper.stop();
     await this.listener?.stop();
   }
@@ -236,6 +245,7 @@ export class FireEngine {
     this.loader.addShard(shard);
     this.loader.requestRepairAfter(repairAfterMs);
     this.materialiser.kick();
+    this.workflowRepair.kick();
   }
 
   /**

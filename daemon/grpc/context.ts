@@ -11,6 +11,7 @@ import type { Member } from '../../proto/gen/timelane/v1/Member.js';
 import type { ShardInfo } from '../../proto/gen/timelane/v1/ShardInfo.js';
 import type { ClusterOperations } from '../cluster/operations.js';
 import type { Answers } from '../dispatch/answers.js';
+import type { WorkflowService } from '../workflows/workflow-service.js';
 
 export interface ApiContext {
   /** The API pool: client reads and writes; never used by leases, claims or answers. */
@@ -28,6 +29,8 @@ export interface ApiContext {
   quotas: NamespaceQuotas;
   /** Recurring jobs and their verbs. */
   recurring: RecurringService;
+  /** Workflow definitions and runs. */
+  workflows: WorkflowService;
   hub: DeliveryHub;
   /** A run was cancelled; drop it from memory if it is ours. */
   forgetRun(runId: number): void;

@@ -97,7 +97,16 @@ export function deliveredToWire(r: FiredRunRow, sentAtMs: number): DeliveredRun 
     checkpoint: r.checkpoint ?? undefined,
     progress: r.progress ?? 0,
     nominalAtMs: i64(r.nominal_at_ms),
+    workflow: r.workflow_run_id ? workflowOf(r) : undefined,
   };
+}
+
+/** A step's delivery: its workflow run, step and parents' outputs. */
+function workflowOf(r: FiredRunRow): DeliveredRun['workflow'] {
+  const parentOutputs: Record<string, Buffer> = {};
+  const names = r.parent_steps ?? [];
+  names.forEach((n, i) => (parentOutputs[n] = r.parent_outputs?.[i] ?? Buffer.alloc(0)));
+  return { workflowRunId: r.workflow_run_id ?? '', step: r.workflow_step ?? '', parentOutputs };
 }
 
 /** One ScheduleBatch answer: references only, never the payload. due_at_ms goes out as a number (cheaper to encode than a decimal string). */

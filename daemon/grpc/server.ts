@@ -1,5 +1,5 @@
 /**
- * The gRPC server: Scheduler, Worker, Admin, the standard grpc.health.v1
+ * The gRPC server: Scheduler, Worker, Admin, Workflows, the standard grpc.health.v1
  * service and server reflection (so grpcurl works without the protos).
  */
 import { Server, ServerCredentials, type ServerInterceptor } from '@grpc/grpc-js';
@@ -11,6 +11,7 @@ import { schedulerHandlers } from './scheduler-service.js';
 import { workerHandlers } from './worker-service.js';
 import { adminHandlers } from './admin-service.js';
 import { malformedInterceptor, tolerantService } from './malformed.js';
+import { workflowsHandlers } from './workflows-service.js';
 
 export interface GrpcServer {
   server: Server;
@@ -38,7 +39,7 @@ export const SERVER_LIMITS = {
 } as const;
 
 /** Readiness: NOT_SERVING until the daemon owns its assigned shards (or tried for a lease TTL), and while it stops. */
-const SERVICES = ['', 'timelane.v1.Scheduler', 'timelane.v1.Worker', 'timelane.v1.Admin'];
+const SERVICES = ['', 'timelane.v1.Scheduler', 'timelane.v1.Worker', 'timelane.v1.Admin', 'timelane.v1.Workflows'];
 /** Liveness: SERVING whenever the process answers at all (a restart cures nothing else). */
 export const LIVENESS_SERVICE = 'timelane.liveness';
 
@@ -58,6 +59,7 @@ export async function startGrpcServer(ctx: ApiContext, address: string, security
   server.addService(tolerantService(pkg.Scheduler.service), schedulerHandlers(ctx));
   server.addService(tolerantService(pkg.Worker.service), workerHandlers(ctx));
   server.addService(tolerantService(pkg.Admin.service), adminHandlers(ctx));
+  server.addService(tolerantService(pkg.Workflows.service), workflowsHandlers(ctx));
   const health = new HealthImplementation({
     ...Object.fromEntries(SERVICES.map((s) => [s, 'NOT_SERVING' as const])),
     [LIVENESS_SERVICE]: 'SERVING',

@@ -23,6 +23,7 @@ import type { DeliveryRefInput } from './validate.js';
 import { invalidArgument, notFound, TimelaneError } from '../errors.js';
 import { undecodableReason } from './malformed.js';
 import { callerQueue, tenantOf, unqualifyAnswer } from './tenancy.js';
+import { MAX_OUTPUT_BYTES } from './workflow-input.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { AnsweredDelivery } from '../dispatch/answers.js';
 
@@ -173,8 +174,11 @@ function answer(ctx: ApiContext, streamId: number, workerId: string | null, req:
       case 'complete': {
         runIdText = req.complete?.ref?.runId ?? '';
         const d = answered(ctx, streamId, v.deliveryRef('complete.ref', req.complete?.ref ?? null), true);
+        // Refused after the credit is freed: the run stays fired and is redelivered when its lease ends.
+        const output = req.complete?.output && req.complete.output.length > 0 ? req.complete.output : null;
+        if (output && output.length > MAX_OUTPUT_BYTES) throw invalidArgument('complete.output', `must be at most ${MAX_OUTPUT_BYTES} bytes (got ${output.length})`);
         done(
-          ctx.answers.complete([d]).then(([err]) => {
+          ctx.answers.complete([{ ...d, output }]).then(([err]) => {
             if (err) throw err;
             ctx.metrics.completed.inc();
             return {};

@@ -43,6 +43,12 @@ export const METHOD_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/timelane.v1.Admin/Rebalance': 'admin',
   '/timelane.v1.Admin/SetQueueLimits': 'admin',
   '/timelane.v1.Admin/ListQueueLimits': 'read',
+  '/timelane.v1.Workflows/PutWorkflow': 'schedule',
+  '/timelane.v1.Workflows/StartWorkflow': 'schedule',
+  '/timelane.v1.Workflows/GetWorkflowRun': 'read',
+  '/timelane.v1.Workflows/ListWorkflowRuns': 'read',
+  '/timelane.v1.Workflows/RetryWorkflowRun': 'schedule',
+  '/timelane.v1.Workflows/CancelWorkflowRun': 'schedule',
   '/grpc.health.v1.Health/Check': 'public',
   '/grpc.health.v1.Health/Watch': 'public',
   // Reflection lists the API's shape, not its data.

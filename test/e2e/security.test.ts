@@ -460,6 +460,27 @@ describe('namespaces isolate; quotas hold', () => {
     expect((await admin.getRun(b.run.id)).status).toBe('completed');
   });
 
+  it("workflows: another namespace's runs are NOT_FOUND or unlisted; steps run on the namespace's own queues", async () => {
+    const billing = open(NS_TOKENS.billing);
+    const fraud = open(NS_TOKENS.fraud);
+    const admin = open(NS_TOKENS.admin);
+    const definition = { name: 'nightly', steps: [{ name: 'extract', queue: 'etl' }, { name: 'load', queue: 'etl', after: ['extract'] }] };
+    const run = await billing.startWorkflow({ definition, delayMs: 3_600_000 });
+    expect(run.namespace).toBe('billing');
+    const notFound = async (what: string, p: Promise<unknown>) => expect((await grpcError(p)).code, what).toBe(grpc.status.NOT_FOUND);
+    await notFound('GetWorkflowRun', fraud.getWorkflowRun(run.id));
+    await notFound('RetryWorkflowRun', fraud.retryWorkflowRun(run.id));
+    await notFound('CancelWorkflowRun', fraud.cancelWorkflowRun(run.id));
+    expect((await fraud.listWorkflowRuns({})).runs).toEqual([]);
+    expect((await grpcError(fraud.listWorkflowRuns({ namespace: 'billing' }))).code).toBe(grpc.status.PERMISSION_DENIED);
+    expect((await grpcError(fraud.startWorkflow({ namespace: 'billing', definition }))).code).toBe(grpc.status.PERMISSION_DENIED);
+    // The owner sees its steps on its own queue names; the admin sees where they live.
+    const mine = await billing.getWorkflowRun(run.id);
+    expect(mine.steps.map((st) => st.queue)).toEqual(['etl', 'etl']);
+    expect((await admin.getWorkflowRun(run.id)).steps.map((st) => st.queue)).toEqual(['billing/etl', 'billing/etl']);
+    expect((await billing.listWorkflowRuns({})).runs.map((r) => r.id)).toEqual([run.id]);
+  });
+
   it("queue limits: a namespace's reader sees its own, under its own names", async () => {
     const admin = open(NS_TOKENS.admin);
     await admin.setQueueLimits({ queue: 'billing/invoices', maxInFlight: 4, maxPerSecond: 0 });

@@ -211,7 +211,8 @@ export function collectRuns(
     ...opts,
     handler: async (run, ctx) => {
       recorder.record(run, Date.now());
-      if (inner) await inner(run, ctx);
+      // The handler's result is a workflow step's output.
+      return inner ? await inner(run, ctx) : undefined;
     },
   });
   track(worker, `worker ${String(opts.address)}`);

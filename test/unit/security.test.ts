@@ -33,7 +33,7 @@ const md = (token?: string): Metadata => {
 describe('permission table', () => {
   it('names every method of every timelane service (a new RPC must be placed)', () => {
     const { pkg } = loadTimelaneProto();
-    const paths = [pkg.Scheduler, pkg.Worker, pkg.Admin].flatMap((svc) => Object.values(svc.service).map((m) => m.path));
+    const paths = [pkg.Scheduler, pkg.Worker, pkg.Admin, pkg.Workflows].flatMap((svc) => Object.values(svc.service).map((m) => m.path));
     expect(paths.length).toBeGreaterThan(20);
     for (const p of paths) expect(Object.keys(METHOD_PERMISSIONS), p).toContain(p);
   });

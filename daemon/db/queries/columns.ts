@@ -17,7 +17,7 @@ export type RunStatus = 'scheduled' | 'fired' | 'completed' | 'failed' | 'dead' 
 export type JobStatus = 'active' | 'paused' | 'completed' | 'dead' | 'cancelled';
 export type JobKind = 'once' | 'cron' | 'interval';
 /** Why a run exists: null for a one-shot job's runs. */
-export type RunOrigin = 'schedule' | 'trigger' | 'trigger_forced' | 'backfill' | 'replay';
+export type RunOrigin = 'schedule' | 'trigger' | 'trigger_forced' | 'backfill' | 'replay' | 'workflow';
 export type DeliveryMode = 'at_least_once' | 'at_most_once';
 
 export interface RunRow {
@@ -87,4 +87,9 @@ export interface FiredRunRow extends RunRow {
   max_attempts: number;
   initial_backoff_ms: number;
   max_backoff_ms: number;
+  /** Runs of workflow steps: the workflow run and step, and the parents' outputs (in parent_steps order). */
+  workflow_run_id?: string | null;
+  workflow_step?: string | null;
+  parent_steps?: string[] | null;
+  parent_outputs?: Buffer[] | null;
 }

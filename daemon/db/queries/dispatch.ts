@@ -11,7 +11,8 @@ import { NO_OVERLAP } from './recurring.js';
  * a claim waits for, then re-checks against, an in-flight bump.
  */
 
-const FIRED_COLUMNS = `${RUN_COLUMNS}, r.checkpoint, j.payload, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms`;
+const FIRED_COLUMNS = `${RUN_COLUMNS}, r.checkpoint, j.payload, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms,
+  j.workflow_run_id, j.workflow_step, j.parent_steps, j.parent_outputs`;
 
 /** Owned shards whose fence still matches, row-locked for the statement. $2 shards int[], $3 fences int8[]. */
 const FENCED_SHARDS = `(
@@ -117,14 +118,16 @@ const RECORD_ANSWERED = (sentAt: string): string =>
  * recurring job lives on), for a
  * batch of deliveries in one statement. $1 run ids int8[], $2 fences int8[],
  * $3 deliveries int[], $4 shards int[], $5 hand-off times (epoch ms, null =
- * unknown) int8[]. Returns the deliveries that matched.
+ * unknown) int8[]. Returns the deliveries that matched. Runs of workflow
+ * steps (origin 'workflow') are left alone: COMPLETE_STEP_RUNS
+ * (queries/workflows.ts) completes them with their step.
  */
 export const COMPLETE_RUNS = `
 WITH d AS (SELECT * FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[]) AS d(id, fence, deliveries, shard, sent_at)),
 run_out AS (
   UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL, ${RECORD_ANSWERED('d.sent_at')}
   FROM d WHERE r.id = d.id AND r.shard = ANY($4::int[]) AND r.shard = d.shard
-    AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries
+    AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries AND r.origin IS DISTINCT FROM 'workflow'
   RETURNING r.id, r.job_id, r.shard, d.fence, d.deliveries
 ), job_out AS (
   UPDATE jobs SET status = 'completed', updated_at = now()
@@ -133,9 +136,9 @@ run_out AS (
 )
 SELECT id, fence, deliveries FROM run_out`;
 
-/** selectRetryPolicy — what failRun needs to compute a backoff. $1 run id, $2 shard. */
+/** selectRetryPolicy — what failRun needs to compute a backoff, and the workflow run of a step's run. $1 run id, $2 shard. */
 export const SELECT_RETRY_POLICY = `
-SELECT r.attempt, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms
+SELECT r.attempt, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms, j.workflow_run_id
 FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard WHERE r.id = $1 AND r.shard = $2`;
 
 /**

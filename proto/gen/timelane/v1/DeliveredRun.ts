@@ -1,6 +1,7 @@
 // Original file: proto/timelane/v1/timelane.proto
 
 import type { DeliveryMode as _timelane_v1_DeliveryMode, DeliveryMode__Output as _timelane_v1_DeliveryMode__Output } from '../../timelane/v1/DeliveryMode.js';
+import type { WorkflowStepDelivery as _timelane_v1_WorkflowStepDelivery, WorkflowStepDelivery__Output as _timelane_v1_WorkflowStepDelivery__Output } from '../../timelane/v1/WorkflowStepDelivery.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface DeliveredRun {
@@ -21,6 +22,7 @@ export interface DeliveredRun {
   'checkpoint'?: (Buffer | Uint8Array | string);
   'progress'?: (number | string);
   'nominalAtMs'?: (number | string | Long);
+  'workflow'?: (_timelane_v1_WorkflowStepDelivery | null);
 }
 
 export interface DeliveredRun__Output {
@@ -41,4 +43,5 @@ export interface DeliveredRun__Output {
   'checkpoint': (Buffer);
   'progress': (number);
   'nominalAtMs': (string);
+  'workflow': (_timelane_v1_WorkflowStepDelivery__Output | null);
 }

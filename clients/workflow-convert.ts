@@ -1,0 +1,115 @@
+/** Workflows: client inputs → wire, wire → plain shapes. */
+import type { WorkflowDefinition } from '../proto/gen/timelane/v1/WorkflowDefinition.js';
+import type { WorkflowRun__Output } from '../proto/gen/timelane/v1/WorkflowRun.js';
+import type { WorkflowStepStatus__Output } from '../proto/gen/timelane/v1/WorkflowStepStatus.js';
+import type { StartWorkflowRequest } from '../proto/gen/timelane/v1/StartWorkflowRequest.js';
+import type { WorkflowRunState } from '../proto/gen/timelane/v1/WorkflowRunState.js';
+import { int64, payloadBytes, retryToWire, whenFields } from './convert.js';
+import { recurrenceToWire } from './recurrence.js';
+import type {
+  ScheduleWorkflowInput,
+  StartWorkflowInput,
+  StepStateName,
+  WorkflowDefinitionInput,
+  WorkflowRunInfo,
+  WorkflowRunStateName,
+  WorkflowStepInfo,
+} from './workflow-types.js';
+
+const RUN_STATE: Record<string, WorkflowRunStateName> = {
+  WORKFLOW_RUNNING: 'running',
+  WORKFLOW_SUCCEEDED: 'succeeded',
+  WORKFLOW_FAILED: 'failed',
+  WORKFLOW_CANCELLED: 'cancelled',
+};
+const STEP_STATE: Record<string, StepStateName> = {
+  STEP_PENDING: 'pending',
+  STEP_READY: 'ready',
+  STEP_RUNNING: 'running',
+  STEP_SUCCEEDED: 'succeeded',
+  STEP_FAILED: 'failed',
+  STEP_UPSTREAM_FAILED: 'upstream_failed',
+  STEP_CANCELLED: 'cancelled',
+};
+
+export function runStateToWire(s: WorkflowRunStateName | undefined): WorkflowRunState {
+  if (s === undefined || s === 'unspecified') return 'WORKFLOW_RUN_STATE_UNSPECIFIED';
+  const wire = Object.entries(RUN_STATE).find(([, v]) => v === s)?.[0];
+  if (!wire) throw new RangeError(`state: unknown workflow run state "${String(s)}"`);
+  return wire as WorkflowRunState;
+}
+
+export function definitionToWire(d: WorkflowDefinitionInput): WorkflowDefinition {
+  if (!d || typeof d !== 'object' || !Array.isArray(d.steps)) throw new TypeError('definition: must be an object with a name and a steps array');
+  return {
+    name: d.name,
+    maxInFlight: d.maxInFlight ?? 0,
+    steps: d.steps.map((s) => ({
+      name: s.name,
+      queue: s.queue,
+      payload: payloadBytes(s.payload),
+      after: s.after ?? [],
+      priority: s.priority ?? 0,
+      delivery: s.delivery === 'at_most_once' ? 'AT_MOST_ONCE' : 'AT_LEAST_ONCE',
+      retry: retryToWire(s.retry),
+      leaseMs: s.leaseMs ?? 0,
+    })),
+  };
+}
+
+export function startRequest(input: StartWorkflowInput): StartWorkflowRequest {
+  if ((input.definition === undefined) === (input.workflow === undefined)) throw new TypeError('definition, workflow: give exactly one');
+  const def = input.definition ? { inline: definitionToWire(input.definition) } : { ref: { name: input.workflow, version: input.version ?? 0 } };
+  return { namespace: input.namespace ?? '', ...def, ...whenFields(input.at, input.delayMs), maxInFlight: input.maxInFlight ?? 0, dedupeKey: input.dedupeKey ?? '' };
+}
+
+export function scheduleRequest(input: ScheduleWorkflowInput): StartWorkflowRequest {
+  if (!input.workflow) throw new TypeError('workflow: a stored definition is required for a recurring start');
+  return {
+    namespace: input.namespace ?? '',
+    ref: { name: input.workflow, version: input.version ?? 0 },
+    recurrence: recurrenceToWire(input.recurrence),
+    maxInFlight: input.maxInFlight ?? 0,
+  };
+}
+
+export function workflowRunInfo(w: WorkflowRun__Output | null): WorkflowRunInfo {
+  if (!w) throw new Error('timelane: response without a workflow run');
+  return {
+    id: w.id,
+    namespace: w.namespace,
+    name: w.name,
+    version: w.version,
+    state: RUN_STATE[w.state] ?? 'unspecified',
+    shard: w.shard,
+    maxInFlight: w.maxInFlight,
+    startAtMs: int64(w.startAtMs),
+    createdAtMs: int64(w.createdAtMs),
+    finishedAtMs: int64(w.finishedAtMs),
+    retries: w.retries,
+    stepsTotal: w.stepsTotal,
+    stepsSucceeded: w.stepsSucceeded,
+    stepsFailed: w.stepsFailed,
+  };
+}
+
+export function workflowStepInfo(s: WorkflowStepStatus__Output): WorkflowStepInfo {
+  return {
+    name: s.name,
+    state: STEP_STATE[s.state] ?? 'unspecified',
+    after: s.after,
+    queue: s.queue,
+    generation: s.generation,
+    attempts: s.attempts,
+    jobId: s.jobId,
+    runId: s.runId,
+    readyAtMs: int64(s.readyAtMs),
+    startedAtMs: int64(s.startedAtMs),
+    firedAtMs: int64(s.firedAtMs),
+    finishedAtMs: int64(s.finishedAtMs),
+    lagMs: Number(s.lagMs),
+    error: s.error,
+    outputBytes: s.outputBytes,
+    output: s.output && s.output.length > 0 ? s.output : null,
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * Step transitions, made inside the transaction that causes them: a worker's
+ * Complete or final Fail of a step's run, StartWorkflow, RetryWorkflowRun,
+ * and the repair pass. This is the thin control loop on top of runs: a step
+ * that becomes ready is made a run of the engine in the same transaction,
+ * and the router is told inside it (the shard's owner hears on commit).
+ *
+ * Step states (one row per workflow run × step, workflow_steps.state):
+ *
+ *            all parents succeeded              its run completed
+ *   pending ─────────────────────▶ ready ──start──▶ running ───────────▶ succeeded
+ *      │                             │   (within      │   │ its run dead (retries
+ *      │ a parent failed             │    the limit)  │   │ exhausted / not retryable)
+ *      ├──────────────┬──────────────┘                │   └────────────▶ failed
+ *      ▼              │ CancelWorkflowRun             │ its run cancelled,
+ *   upstream_failed   └──────────────▶ cancelled ◀────┘ or CancelWorkflowRun
+ *
+ * failed, upstream_failed and cancelled steps (and, if asked, chosen
+ * succeeded ones) go back to pending/ready on RetryWorkflowRun, with
+ * everything downstream of them; the next start is a new generation (a new
+ * job, unique per (workflow run, step, generation)).
+ *
+ * Invariants: a step starts only when every parent succeeded (`waiting`
+ * reaches 0 in the statement that records the last parent's success); a
+ * step's generation is started at most once (the ready → running update is
+ * conditional and the job is unique); at most `max_in_flight` steps of a
+ * run are running (the run's row is locked by every transaction that
+ * changes its steps: callers lock first, see queries/workflows.ts).
+ */
+import type { Queryable } from '../db/pool.js';
+import { query, queryPrepared } from '../db/pool.js';
+import {
+  COMPLETE_STEP_RUNS,
+  END_STEP,
+  FINISH_WORKFLOW_RUNS,
+  LOCK_WORKFLOW_RUNS,
+  LOCK_WORKFLOWS_OF_RUNS,
+  START_READY_STEPS,
+  SUCCEED_STEPS,
+  type StartedStepRow,
+} from '../db/queries/workflows.js';
+import type { KnownHandOff, RunRef } from '../run-ref.js';
+import { runRefOf } from '../run-ref.js';
+
+/** Where new step runs go: the engine's router, told inside the transaction. */
+export interface StepRouting {
+  inTransaction(tx: Queryable, runs: readonly RunRef[]): Promise<() => void>;
+}
+
+/** A Complete of a step's run, with the step's output (null: none). */
+export interface StepCompletion extends KnownHandOff {
+  output: Buffer | null;
+}
+
+const nothing = (): void => undefined;
+
+export class StepTransitions {
+  constructor(private readonly router: StepRouting) {}
+
+  /** Locks workflow runs (in id order): the first statement of any transaction that changes their steps. */
+  async lock(tx: Queryable, workflowRunIds: readonly string[]): Promise<void> {
+    if (workflowRunIds.length > 0) await query(tx, LOCK_WORKFLOW_RUNS, [[...workflowRunIds]]);
+  }
+
+  /**
+   * Completes runs of steps: locks their workflow runs, completes the runs
+   * that still match their delivery, marks their steps succeeded with their
+   * outputs, makes children whose last parent that was, ready, starts what
+   * the limits allow and finishes runs with nothing left. Returns the
+   * deliveries that matched and what to do after commit.
+   */
+  async complete(tx: Queryable, ds: readonly StepCompletion[]): Promise<{ done: { id: number; fence: number; deliveries: number }[]; afterCommit: () => void }> {
+    const sorted = [...ds].sort((a, b) => a.runId - b.runId);
+    await queryPrepared(tx, 'tl_wf_lock_of_runs', LOCK_WORKFLOWS_OF_RUNS, [sorted.map((d) => d.runId), sorted.map((d) => d.shard)]);
+    const { rows } = await queryPrepared<{ id: number; job_id: string; fence: number; deliveries: number }>(tx, 'tl_wf_complete_step_runs', COMPLETE_STEP_RUNS, [
+      sorted.map((d) => d.runId),
+      sorted.map((d) => d.fence),
+      sorted.map((d) => d.deliveries),
+      sorted.map((d) => d.shard),
+      sorted.map((d) => d.sentAtMs),
+    ]);
+    if (rows.length === 0) return { done: [], afterCommit: nothing };
+    const outputOf = new Map(ds.map((d) => [d.runId, d.output]));
+    const { rows: touched } = await queryPrepared<{ workflow_run_id: string }>(tx, 'tl_wf_succeed_steps', SUCCEED_STEPS, [
+      rows.map((r) => r.job_id),
+      rows.map((r) => outputOf.get(r.id) ?? null),
+    ]);
+    const afterCommit = await this.advance(tx, touched.map((t) => t.workflow_run_id));
+    return { done: rows, afterCommit };
+  }
+
+  /**
+   * A step's run ended without success (inside the Fail's transaction, after
+   * `lock`): the step fails (dead run) or is cancelled, its downstream is
+   * upstream_failed, other ready steps may start in the freed slot.
+   */
+  async end(tx: Queryable, jobId: string, as: 'failed' | 'cancelled', error: string): Promise<() => void> {
+    const { rows } = await query<{ workflow_run_id: string }>(tx, END_STEP, [jobId, as, error]);
+    return this.advance(tx, rows.map((r) => r.workflow_run_id));
+  }
+
+  /** Starts the ready steps of (locked) workflow runs within their limits, and finishes those with nothing left to run. */
+  async advance(tx: Queryable, workflowRunIds: readonly string[]): Promise<() => void> {
+    const ids = [...new Set(workflowRunIds)];
+    if (ids.length === 0) return nothing;
+    const { rows } = await query<StartedStepRow>(tx, START_READY_STEPS, [ids]);
+    if (rows.length > 0) {
+      // Something started, so its workflow run has a running step: only the others may be finished.
+      const startedIn = new Set(rows.map((r) => r.workflow_run_id));
+      const rest = ids.filter((id) => !startedIn.has(id));
+      if (rest.length > 0) await queryPrepared(tx, 'tl_wf_finish_runs', FINISH_WORKFLOW_RUNS, [rest]);
+      return this.router.inTransaction(tx, rows.map(runRefOf));
+    }
+    await queryPrepared(tx, 'tl_wf_finish_runs', FINISH_WORKFLOW_RUNS, [ids]);
+    return nothing;
+  }
+}

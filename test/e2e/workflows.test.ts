@@ -1,0 +1,371 @@
+/**
+ * End to end: workflows through the public surface — the client library,
+ * the worker library and the built CLI — against a real daemon, Postgres and
+ * Redis.
+ *
+ * A diamond's join runs once, after both its parents, with their outputs; a
+ * failing step cascades upstream_failed downstream (never delivered) while
+ * independent branches complete, and a partial re-run completes the run
+ * without running succeeded steps again; the per-run limit on steps in
+ * flight holds; a cancel stops what runs and starts nothing; a stored
+ * definition keeps its version for a run already started; bad definitions
+ * are refused naming the steps, write nothing, and leave the daemon serving.
+ */
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveredRunInfo, TimelaneClient, WorkerContext } from '../../clients/index.js';
+import { NonRetryableError } from '../../clients/index.js';
+import type { WorkflowDefinitionInput, WorkflowRunInfo, WorkflowRunWithSteps } from '../../clients/workflow-types.js';
+import type { DaemonProcess } from '../../ops/local/daemon-process.js';
+import { timelaneV1 } from '../../clients/proto.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
+import {
+  closeClient,
+  collectRuns,
+  daemonProblems,
+  grpcError,
+  openClient,
+  startDaemon,
+  stopDaemon,
+  waitForOwnedShards,
+  waitUntil,
+  type RecordingWorker,
+} from '../helpers/e2e.js';
+
+const SHARDS = 4;
+const QUEUE = 'wf-e2e';
+const CLI = fileURLToPath(new URL('../../dist/clients/cli.js', import.meta.url));
+const { INVALID_ARGUMENT, FAILED_PRECONDITION, NOT_FOUND } = grpc.status;
+
+let db: TestDatabase;
+const prefix = redisPrefix();
+let daemon: DaemonProcess | undefined;
+let client: TimelaneClient;
+let worker: RecordingWorker;
+
+/** What each step's handler does, by the step's payload (a test-unique tag). */
+type Behaviour = (run: DeliveredRunInfo, ctx: WorkerContext) => Promise<unknown>;
+const behaviours = new Map<string, Behaviour>();
+/** When each run's handler finished (worker clock), by run id. */
+const finishedAt = new Map<string, number>();
+
+beforeAll(async () => {
+  db = await createTestDatabase(SHARDS);
+  daemon = await startDaemon({ databaseUrl: db.url, redisUrl: TEST_REDIS_URL, args: ['--member-id', 'workflows-e2e', '--redis-prefix', prefix, '--repair-interval-ms', '1000'] });
+  client = openClient(daemon.address);
+  expect(await waitForOwnedShards(client, SHARDS)).toBe(true);
+  worker = collectRuns({
+    address: daemon.address,
+    queues: [QUEUE],
+    handler: async (run, ctx) => {
+      const tag = run.payload.toString();
+      const b = behaviours.get(tag.split('/')[0]);
+      try {
+        return b ? await b(run, ctx) : `out:${run.workflow?.step ?? ''}`;
+      } finally {
+        finishedAt.set(run.runId, Date.now());
+      }
+    },
+  });
+});
+
+afterAll(async () => {
+  await worker?.close();
+  closeClient(client);
+  await stopDaemon(daemon);
+  await deleteRedisPrefix(prefix);
+  await db?.drop();
+});
+
+/** A definition whose steps' payloads are "<tag>/<step>" (the handler looks the tag up). */
+function definition(tag: string, edges: Record<string, string[]>, extra: Partial<WorkflowDefinitionInput> = {}, retry = { maxAttempts: 1 }): WorkflowDefinitionInput {
+  return {
+    name: `wf-${tag}`,
+    steps: Object.entries(edges).map(([name, after]) => ({ name, queue: QUEUE, payload: `${tag}/${name}`, after, retry })),
+    ...extra,
+  };
+}
+
+/** Deliveries of one workflow run, by step name. */
+function deliveriesOf(runId: string): Map<string, { run: DeliveredRunInfo; receivedAt: number }[]> {
+  const out = new Map<string, { run: DeliveredRunInfo; receivedAt: number }[]>();
+  for (const r of worker.recorder.receipts) {
+    if (r.run.workflow?.workflowRunId !== runId) continue;
+    const list = out.get(r.run.workflow.step) ?? [];
+    list.push(r);
+    out.set(r.run.workflow.step, list);
+  }
+  return out;
+}
+
+async function waitForState(id: string, states: WorkflowRunInfo['state'][], timeoutMs = 20_000): Promise<WorkflowRunWithSteps> {
+  let last: WorkflowRunWithSteps | undefined;
+  const ok = await waitUntil(async () => {
+    last = await client.getWorkflowRun(id, { outputs: true });
+    return states.includes(last.run.state);
+  }, timeoutMs, 25);
+  if (!ok) throw new Error(`workflow run ${id} is ${last?.run.state}, not ${states.join('/')}: ${JSON.stringify(last?.steps.map((s) => [s.name, s.state]))}`);
+  return last as WorkflowRunWithSteps;
+}
+
+const stateOf = (r: WorkflowRunWithSteps): Record<string, string> => Object.fromEntries(r.steps.map((s) => [s.name, s.state]));
+
+describe('workflows', () => {
+  it('runs a diamond: the join runs once, after both parents, with their outputs', async () => {
+    const started = await client.startWorkflow({ definition: definition('diamond', { a: [], b: ['a'], c: ['a'], d: ['b', 'c'] }) });
+    expect(started.state).toBe('running');
+    expect(started.stepsTotal).toBe(4);
+    const done = await waitForState(started.id, ['succeeded']);
+    expect(stateOf(done)).toEqual({ a: 'succeeded', b: 'succeeded', c: 'succeeded', d: 'succeeded' });
+    for (const s of done.steps) {
+      expect(s.attempts).toBe(1);
+      expect(s.generation).toBe(1);
+      expect(s.output?.toString()).toBe(`out:${s.name}`);
+    }
+    const got = deliveriesOf(started.id);
+    for (const s of ['a', 'b', 'c', 'd']) expect(got.get(s)?.length).toBe(1);
+    const [d] = got.get('d') ?? [];
+    // D was handed out only after B's and C's handlers finished (their Completes came after).
+    for (const p of ['b', 'c']) expect(d.receivedAt).toBeGreaterThanOrEqual(finishedAt.get(got.get(p)?.[0].run.runId ?? '') ?? Infinity);
+    expect(Object.fromEntries(Object.entries(d.run.workflow?.parentOutputs ?? {}).map(([k, v]) => [k, v.toString()]))).toEqual({ b: 'out:b', c: 'out:c' });
+    // B got A's output; A (a root) got none.
+    expect(got.get('b')?.[0].run.workflow?.parentOutputs.a?.toString()).toBe('out:a');
+    expect(got.get('a')?.[0].run.workflow?.parentOutputs).toEqual({});
+  });
+
+  it('cascades a failure downstream, completes independent branches, and a partial re-run finishes without re-running successes', async () => {
+    let broken = true;
+    behaviours.set('fail', async (run) => {
+      if (run.workflow?.step === 'bad' && broken) throw new NonRetryableError('bad input');
+      return `out:${run.workflow?.step}`;
+    });
+    const edges = { a: [], bad: ['a'], after_bad: ['bad'], after_both: ['after_bad', 'good'], good: ['a'], good2: ['good'], solo: [] };
+    const started = await client.startWorkflow({ definition: definition('fail', edges) });
+    const failed = await waitForState(started.id, ['failed']);
+    expect(stateOf(failed)).toEqual({
+      a: 'succeeded',
+      bad: 'failed',
+      after_bad: 'upstream_failed',
+      after_both: 'upstream_failed',
+      good: 'succeeded',
+      good2: 'succeeded',
+      solo: 'succeeded',
+    });
+    expect(failed.steps.find((s) => s.name === 'bad')?.error).toContain('bad input');
+    const before = deliveriesOf(started.id);
+    expect(before.has('after_bad')).toBe(false);
+    expect(before.has('after_both')).toBe(false);
+    expect(failed.run.stepsFailed).toBe(3);
+
+    // Not while running, and not an unknown step.
+    expect((await grpcError(client.retryWorkflowRun(started.id, ['nope']))).code).toBe(INVALID_ARGUMENT);
+
+    broken = false;
+    const retried = await client.retryWorkflowRun(started.id);
+    expect(new Set(retried.stepsReset)).toEqual(new Set(['bad', 'after_bad', 'after_both']));
+    expect(retried.run.state).toBe('running');
+    const done = await waitForState(started.id, ['succeeded']);
+    expect(done.run.retries).toBe(1);
+    const after = deliveriesOf(started.id);
+    for (const s of ['a', 'good', 'good2', 'solo']) expect(after.get(s)?.length, s).toBe(1); // not re-run
+    expect(after.get('bad')?.length).toBe(2);
+    expect(after.get('after_bad')?.length).toBe(1);
+    expect(after.get('after_both')?.length).toBe(1);
+    // The re-run's join got the kept output of the step that was not re-run.
+    expect(after.get('after_both')?.[0].run.workflow?.parentOutputs.good?.toString()).toBe('out:good');
+    expect(done.steps.find((s) => s.name === 'bad')?.generation).toBe(2);
+    expect(done.steps.find((s) => s.name === 'good')?.generation).toBe(1);
+
+    // From a chosen succeeded step: it and its downstream run again.
+    const again = await client.retryWorkflowRun(started.id, ['good2']);
+    expect(again.stepsReset).toEqual(['good2']);
+    await waitForState(started.id, ['succeeded']);
+    expect(deliveriesOf(started.id).get('good2')?.length).toBe(2);
+    expect((await grpcError(client.retryWorkflowRun(started.id))).code).toBe(FAILED_PRECONDITION); // nothing to re-run
+  });
+
+  it('keeps at most max_in_flight steps of a run running at once', async () => {
+    let active = 0;
+    let peak = 0;
+    behaviours.set('limit', async () => {
+      active++;
+      peak = Math.max(peak, active);
+      await new Promise((r) => setTimeout(r, 40)); // the step's work
+      active--;
+    });
+    const fan = Object.fromEntries(['f1', 'f2', 'f3', 'f4', 'f5', 'f6'].map((f) => [f, ['root']]));
+    const started = await client.startWorkflow({ definition: definition('limit', { root: [], ...fan, join: Object.keys(fan) }, { maxInFlight: 2 }) });
+    expect(started.maxInFlight).toBe(2);
+    await waitForState(started.id, ['succeeded']);
+    expect(peak).toBe(2);
+  });
+
+  it('cancels a run: running steps are asked to stop, nothing new starts', async () => {
+    let stopped = false;
+    behaviours.set('cancel', async (run, ctx) => {
+      if (run.workflow?.step !== 'slow') return;
+      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+      stopped = true;
+      throw new Error('stopped');
+    });
+    const started = await client.startWorkflow({ definition: definition('cancel', { slow: [], next: ['slow'], other: [] }) });
+    // 'slow' is held by its worker; 'other' has completed (its Complete committed).
+    expect(
+      await waitUntil(async () => deliveriesOf(started.id).has('slow') && stateOf(await client.getWorkflowRun(started.id)).other === 'succeeded', 10_000, 10),
+    ).toBe(true);
+    const res = await client.cancelWorkflowRun(started.id);
+    expect(res.run.state).toBe('cancelled');
+    expect(res.runsCancelling).toBe(1);
+    expect(await waitUntil(() => stopped, 10_000, 10)).toBe(true);
+    const r = await client.getWorkflowRun(started.id);
+    expect(stateOf(r).slow).toBe('cancelled');
+    expect(stateOf(r).next).toBe('cancelled');
+    expect(deliveriesOf(started.id).has('next')).toBe(false);
+    expect((await grpcError(client.cancelWorkflowRun(started.id))).code).toBe(FAILED_PRECONDITION);
+  });
+
+  it('repairs a step whose job was cancelled outside the workflow (CancelJob): cancelled, downstream upstream_failed', async () => {
+    const started = await client.startWorkflow({ definition: definition('repair', { root: [], child: ['root'] }), delayMs: 60_000 });
+    const before = await client.getWorkflowRun(started.id);
+    const root = before.steps.find((s) => s.name === 'root');
+    expect(root?.state).toBe('running'); // its run waits for its due time
+    await client.cancelJob(root?.jobId as string);
+    // The repair pass (every --repair-interval-ms: 1 s here) notices the step's job ended.
+    const done = await waitForState(started.id, ['failed'], 15_000);
+    expect(stateOf(done)).toEqual({ root: 'cancelled', child: 'upstream_failed' });
+    expect(deliveriesOf(started.id).size).toBe(0);
+  });
+
+  it('stores versioned definitions; a run keeps the version it started with', async () => {
+    const v1 = await client.putWorkflow(definition('ver', { only: [] }, { name: 'versioned' }));
+    expect(v1).toEqual({ name: 'versioned', version: 1, unchanged: false });
+    expect((await client.putWorkflow(definition('ver', { only: [] }, { name: 'versioned' }))).unchanged).toBe(true);
+    const run1 = await client.startWorkflow({ workflow: 'versioned', delayMs: 1_000 });
+    expect(run1.version).toBe(1);
+    const v2 = await client.putWorkflow(definition('ver2', { only: [], more: ['only'] }, { name: 'versioned' }));
+    expect(v2.version).toBe(2);
+    const run2 = await client.startWorkflow({ workflow: 'versioned' });
+    expect(run2.version).toBe(2);
+    const r1 = await waitForState(run1.id, ['succeeded']);
+    const r2 = await waitForState(run2.id, ['succeeded']);
+    expect(r1.steps.map((s) => s.name)).toEqual(['only']);
+    expect(r2.steps.map((s) => s.name)).toEqual(['only', 'more']);
+    expect(deliveriesOf(run1.id).get('only')?.[0].run.payload.toString()).toBe('ver/only');
+    // Root steps were due at the start instant.
+    const first = deliveriesOf(run1.id).get('only')?.[0].run;
+    expect(first?.dueAtMs).toBe(run1.startAtMs);
+    const listed = await client.listWorkflowRuns({ name: 'versioned' });
+    expect(listed.runs.map((r) => r.id)).toEqual([run2.id, run1.id]);
+    expect((await client.listWorkflowRuns({ name: 'versioned', state: 'running' })).runs).toEqual([]);
+    expect((await grpcError(client.startWorkflow({ workflow: 'versioned', version: 9 }))).code).toBe(NOT_FOUND);
+    // A dedupe key makes a start idempotent: the second call answers the first run.
+    const once = await client.startWorkflow({ workflow: 'versioned', dedupeKey: 'nightly-2026-11-23' });
+    const twice = await client.startWorkflow({ workflow: 'versioned', dedupeKey: 'nightly-2026-11-23' });
+    expect(twice.id).toBe(once.id);
+    await waitForState(once.id, ['succeeded']);
+    expect(deliveriesOf(once.id).get('only')?.length).toBe(1);
+    expect((await client.listWorkflowRuns({ name: 'versioned' })).runs).toHaveLength(3);
+  });
+
+  it('starts one run per occurrence of a recurring start', async () => {
+    await client.putWorkflow(definition('sched', { first: [], second: ['first'] }, { name: 'scheduled' }));
+    const { scheduleJobId } = await client.scheduleWorkflow({ workflow: 'scheduled', recurrence: { everyMs: 1_000, limit: 2 } });
+    const { job } = await client.getJob(scheduleJobId);
+    expect(job.queue).toBe('timelane:workflow-start');
+    let runs: WorkflowRunInfo[] = [];
+    expect(
+      await waitUntil(async () => {
+        runs = (await client.listWorkflowRuns({ name: 'scheduled' })).runs;
+        return runs.length === 2 && runs.every((r) => r.state === 'succeeded');
+      }, 15_000, 50),
+    ).toBe(true);
+    // One run per occurrence: root steps due at the occurrences, a second apart.
+    const starts = runs.map((r) => r.startAtMs).sort((a, b) => a - b);
+    expect(starts[1] - starts[0]).toBe(1_000);
+    expect(starts[0] % 1_000).toBe(0);
+    for (const r of runs) expect(deliveriesOf(r.id).get('second')?.length).toBe(1);
+    const { runs: jobRuns } = await client.getJob(scheduleJobId);
+    expect(jobRuns.map((r) => r.status)).toEqual(['completed', 'completed']);
+    // Refused: an inline definition, an unknown one.
+    expect((await grpcError(client.scheduleWorkflow({ workflow: 'no-such-workflow', recurrence: { everyMs: 1_000 } }))).code).toBe(NOT_FOUND);
+  });
+
+  it('refuses bad definitions naming the steps, writes nothing, and keeps serving', async () => {
+    const before = (await client.listWorkflowRuns({ pageSize: 1000 })).runs.length;
+    const cases: [WorkflowDefinitionInput, RegExp][] = [
+      [definition('bad', { a: ['c'], b: ['a'], c: ['b'] }), /^inline\.steps: the steps form a cycle: (a|b|c) → .* → \1$/],
+      [definition('bad', { a: [], b: ['a', 'ghost'] }), /^inline\.steps\[1\]\.after\[1\]: step "b" runs after unknown step "ghost"$/],
+      [{ name: 'dup', steps: [{ name: 'x', queue: QUEUE }, { name: 'x', queue: QUEUE }] }, /^inline\.steps\[1\]\.name: duplicate step name "x"/],
+      [{ name: 'q', steps: [{ name: 'x', queue: 'bad queue' }] }, /^inline\.steps\[0\]\.queue: /],
+      [{ name: 'r', steps: [{ name: 'x', queue: QUEUE, retry: { maxAttempts: 500 } }] }, /^inline\.steps\[0\]\.retry\.max_attempts: /],
+      [{ name: 'empty', steps: [] }, /^inline\.steps: must hold at least one step$/],
+      [{ name: 'bad name!', steps: [{ name: 'x', queue: QUEUE }] }, /^inline\.name: /],
+      [definition('bad', { a: [] }, { maxInFlight: -1 }), /^inline\.max_in_flight: /],
+    ];
+    for (const [def, message] of cases) {
+      const err = await grpcError(client.startWorkflow({ definition: def }));
+      expect(err.code, err.details).toBe(INVALID_ARGUMENT);
+      expect(err.details).toMatch(message);
+      const put = await grpcError(client.putWorkflow(def));
+      expect(put.code).toBe(INVALID_ARGUMENT);
+    }
+    expect((await grpcError(client.getWorkflowRun('not-a-uuid'))).code).toBe(INVALID_ARGUMENT);
+    // A recurring start of an inline definition (the library has no such shape: raw gRPC).
+    const raw = new (timelaneV1().Workflows)((daemon as DaemonProcess).address, grpc.credentials.createInsecure());
+    const inlineSchedule = await grpcError(
+      new Promise((resolve, reject) =>
+        raw.startWorkflow({ inline: { name: 'x', steps: [{ name: 'a', queue: QUEUE }] }, recurrence: { interval: { everyMs: 1000 } } }, (err: unknown, res: unknown) =>
+          err ? reject(err) : resolve(res),
+        ),
+      ),
+    );
+    raw.close();
+    expect(inlineSchedule.code).toBe(INVALID_ARGUMENT);
+    expect(inlineSchedule.details).toMatch(/^recurrence: a recurring start needs a stored definition/);
+    expect((await grpcError(client.getWorkflowRun('00000000-0000-4000-8000-000000000000'))).code).toBe(NOT_FOUND);
+    expect((await client.listWorkflowRuns({ pageSize: 1000 })).runs.length).toBe(before);
+    // Still serving.
+    const ok = await client.startWorkflow({ definition: definition('after-bad', { one: [] }) });
+    await waitForState(ok.id, ['succeeded']);
+    expect(daemonProblems(daemon as DaemonProcess)).toEqual([]);
+  });
+
+  it('works from the CLI: start --file, get (a tree), list, cancel, retry', async () => {
+    const file = path.join(tmpdir(), `pipeline-${process.pid}.json`);
+    writeFileSync(file, JSON.stringify(definition('cli', { extract: [], clean: ['extract'], load: ['clean'] }, { name: 'cli-pipeline' })));
+    const cli = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+      new Promise((resolve) =>
+        execFile(process.execPath, [CLI, ...args, '--address', (daemon as DaemonProcess).address], (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        ),
+      );
+    const started = await cli('workflow', 'start', '--file', file, '--json');
+    expect(started.code, started.stderr).toBe(0);
+    const id = (JSON.parse(started.stdout) as WorkflowRunInfo).id;
+    await waitForState(id, ['succeeded']);
+    const got = await cli('workflow', 'get', id);
+    expect(got.code, got.stderr).toBe(0);
+    const lines = got.stdout.trim().split('\n');
+    expect(lines[0]).toContain(`${id}  cli-pipeline (inline)  succeeded  steps 3/3 succeeded`);
+    expect(lines[1].startsWith('└─ extract  succeeded  attempts 1')).toBe(true);
+    expect(lines[2].startsWith('   └─ clean  succeeded')).toBe(true);
+    expect(lines[3].startsWith('      └─ load  succeeded')).toBe(true);
+    const list = await cli('workflow', 'list', '--name', 'cli-pipeline');
+    expect(list.stdout).toContain(id);
+    const retry = await cli('workflow', 'retry', id);
+    expect(retry.code).toBe(1);
+    expect(retry.stderr).toContain('FAILED_PRECONDITION');
+    const cancel = await cli('workflow', 'cancel', id);
+    expect(cancel.code).toBe(1);
+    expect(cancel.stderr).toContain('FAILED_PRECONDITION');
+    const bad = await cli('workflow', 'start', '--file', '/nonexistent.json');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('cannot read /nonexistent.json');
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * Workflow step transitions against real rows, without a daemon: runs are
+ * claimed with the engine's own CLAIM_RUNS and answered through Answers, so
+ * the races are made on purpose:
+ *
+ * - the two parents of a join complete in two transactions at once (two
+ *   Answers, two batchers): the join is made exactly once;
+ * - the same delivery completed twice at once (a redelivered Complete): one
+ *   wins, the other is refused, the children are made once;
+ * - a transition of a started step repeated (the repair pass racing an
+ *   answer): no second job for the same generation;
+ * - a final Fail cascades upstream_failed and finishes the run;
+ * - the claim hands the parents' outputs to the child.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Answers } from '../../daemon/dispatch/answers.js';
+import { RunRouter } from '../../daemon/engine/router.js';
+import type { FiredRunRow } from '../../daemon/db/queries/columns.js';
+import { START_READY_STEPS } from '../../daemon/db/queries/workflows.js';
+import { TimelaneError } from '../../daemon/errors.js';
+import { orderSteps, type StepSpec } from '../../daemon/workflows/definition.js';
+import { WorkflowService } from '../../daemon/workflows/workflow-service.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { claimDirect } from '../helpers/daemon-parts.js';
+
+const SHARDS = 2;
+let db: TestDatabase;
+let workflows: WorkflowService;
+let answersA: Answers;
+let answersB: Answers;
+
+const router = (): RunRouter => new RunRouter({ schema: 'timelane', windowMs: 30_000, wallNow: Date.now, owns: () => true, offerLocal: () => undefined, cancelLocal: () => undefined });
+
+beforeAll(async () => {
+  db = await createTestDatabase(SHARDS);
+  for (let s = 0; s < SHARDS; s++) await db.pool.query(`UPDATE shards SET fence = 1, owner = 'tester' WHERE shard = $1`, [s]);
+  workflows = new WorkflowService({ db: db.pool, shardCount: SHARDS, router: router(), forgetRun: () => undefined });
+  answersA = new Answers(db.pool, router());
+  answersB = new Answers(db.pool, router());
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+function step(name: string, after: string[] = [], maxAttempts = 1): StepSpec {
+  return { name, queue: 'wf-int', payload: Buffer.from(name), priority: 0, delivery: 'at_least_once', maxAttempts, initialBackoffMs: 10, maxBackoffMs: 10, leaseMs: 30_000, after };
+}
+
+async function start(steps: StepSpec[]): Promise<string> {
+  const run = await workflows.start({ namespace: 'default', definition: { inline: { name: 'int', maxInFlight: 0, steps: orderSteps('s', steps) } }, startAtMs: Date.now(), maxInFlight: 0 });
+  return run.id;
+}
+
+/** Claims every scheduled run of the workflow run's steps (as the owner's fast lane would). */
+async function fire(workflowRunId: string): Promise<Map<string, FiredRunRow>> {
+  const { rows } = await db.pool.query<{ id: number; shard: number }>(
+    `SELECT r.id, r.shard FROM runs r JOIN jobs j ON j.id = r.job_id WHERE j.workflow_run_id = $1 AND r.status = 'scheduled'`,
+    [workflowRunId],
+  );
+  const out = new Map<string, FiredRunRow>();
+  for (const r of rows) for (const f of await claimDirect(db.pool, [r.id], r.shard, 1)) out.set(f.workflow_step as string, f);
+  return out;
+}
+
+const delivery = (r: FiredRunRow, output: string | null = null) => ({ runId: r.id, shard: r.shard, fence: r.fence, deliveries: r.deliveries, sentAtMs: null, output: output === null ? null : Buffer.from(output) });
+
+async function states(workflowRunId: string): Promise<Record<string, string>> {
+  const { steps } = await workflows.get(workflowRunId);
+  return Object.fromEntries(steps.map((s) => [s.step, s.state]));
+}
+
+async function jobsPerStep(workflowRunId: string): Promise<Record<string, number>> {
+  const { rows } = await db.pool.query<{ step: string; n: string }>(`SELECT workflow_step AS step, count(*) AS n FROM jobs WHERE workflow_run_id = $1 GROUP BY 1`, [workflowRunId]);
+  return Object.fromEntries(rows.map((r) => [r.step, Number(r.n)]));
+}
+
+describe('workflow transitions', () => {
+  it('makes a join once when its parents complete in two transactions at once, with both outputs', async () => {
+    const id = await start([step('a'), step('b', ['a']), step('c', ['a']), step('d', ['b', 'c'])]);
+    const first = await fire(id);
+    expect([...first.keys()]).toEqual(['a']);
+    expect(await answersA.complete([delivery(first.get('a') as FiredRunRow, 'A')])).toEqual([null]);
+    const mid = await fire(id);
+    expect([...mid.keys()].sort()).toEqual(['b', 'c']);
+    expect(mid.get('b')?.parent_steps).toEqual(['a']);
+    expect(mid.get('b')?.parent_outputs?.map(String)).toEqual(['A']);
+    const [rb, rc] = await Promise.all([
+      answersA.complete([delivery(mid.get('b') as FiredRunRow, 'B')]),
+      answersB.complete([delivery(mid.get('c') as FiredRunRow, 'C')]),
+    ]);
+    expect([rb, rc]).toEqual([[null], [null]]);
+    const last = await fire(id);
+    expect([...last.keys()]).toEqual(['d']);
+    expect(last.get('d')?.parent_steps).toEqual(['b', 'c']);
+    expect(last.get('d')?.parent_outputs?.map(String)).toEqual(['B', 'C']);
+    expect(await jobsPerStep(id)).toEqual({ a: 1, b: 1, c: 1, d: 1 });
+    await answersA.complete([delivery(last.get('d') as FiredRunRow)]);
+    expect((await workflows.getRun(id)).state).toBe('succeeded');
+  });
+
+  it('a Complete delivered twice at once: one wins, the other is refused, children made once', async () => {
+    const id = await start([step('p'), step('q', ['p'])]);
+    const p = (await fire(id)).get('p') as FiredRunRow;
+    const [x, y] = await Promise.all([answersA.complete([delivery(p)]), answersB.complete([delivery(p)])]);
+    const errs = [...x, ...y].filter((e) => e !== null);
+    expect(errs).toHaveLength(1);
+    expect((errs[0] as TimelaneError).kind).toBe('failed_precondition');
+    expect(await jobsPerStep(id)).toEqual({ p: 1, q: 1 });
+  });
+
+  it('starting a started step again makes no second job (the repair racing an answer)', async () => {
+    const id = await start([step('only')]);
+    const again = await db.pool.query(START_READY_STEPS, [[id]]);
+    expect(again.rowCount).toBe(0);
+    // Even with the step forced back to ready for the same generation, the unique key refuses a second job.
+    await db.pool.query(`UPDATE workflow_steps SET state = 'ready', generation = generation - 1 WHERE workflow_run_id = $1`, [id]);
+    const forced = await db.pool.query(START_READY_STEPS, [[id]]);
+    expect(forced.rowCount).toBe(0);
+    expect(await jobsPerStep(id)).toEqual({ only: 1 });
+  });
+
+  it('a final Fail fails the step, cascades upstream_failed, and finishes the run once nothing can run', async () => {
+    const id = await start([step('root'), step('bad', ['root']), step('down', ['bad']), step('side', ['root'])]);
+    await answersA.complete([delivery((await fire(id)).get('root') as FiredRunRow)]);
+    const mid = await fire(id);
+    const out = await answersA.fail(delivery(mid.get('bad') as FiredRunRow), true, 'boom'); // maxAttempts 1: dead
+    expect(out.status).toBe('dead');
+    expect(await states(id)).toEqual({ root: 'succeeded', bad: 'failed', down: 'upstream_failed', side: 'running' });
+    expect((await workflows.getRun(id)).state).toBe('running'); // side still runs
+    await answersB.complete([delivery(mid.get('side') as FiredRunRow)]);
+    expect((await workflows.getRun(id)).state).toBe('failed');
+    expect(await jobsPerStep(id)).toEqual({ root: 1, bad: 1, side: 1 });
+    // Partial re-run: only the failed step and its downstream get new jobs.
+    const { reset } = await workflows.retry(id, []);
+    expect(reset.sort()).toEqual(['bad', 'down']);
+    const again = await fire(id);
+    expect([...again.keys()]).toEqual(['bad']);
+    await answersA.complete([delivery(again.get('bad') as FiredRunRow)]);
+    await answersA.complete([delivery((await fire(id)).get('down') as FiredRunRow)]);
+    expect((await workflows.getRun(id)).state).toBe('succeeded');
+    expect(await jobsPerStep(id)).toEqual({ root: 1, bad: 2, down: 1, side: 1 });
+  });
+});
