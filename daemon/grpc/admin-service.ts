@@ -8,11 +8,13 @@ import type { ShardMove } from '../cluster/assignment.js';
 import type { ClusterOperations } from '../cluster/operations.js';
 import type { ShardMove as WireMove } from '../../proto/gen/timelane/v1/ShardMove.js';
 import { queueRef } from './validate.js';
+import { ADMIN_DEADLINE_MS, withServerDeadline } from './server-deadline.js';
 import { tenantOf, unqualifyQueue, type Tenant } from './tenancy.js';
 import { listQueueLimits, setQueueLimits } from '../dispatch/queue-limits.js';
 
 function unary<Req, Res>(ctx: ApiContext, fn: (req: Req, t: Tenant) => Promise<Res>) {
-  return (call: ServerUnaryCall<Req, Res>, cb: sendUnaryData<Res>): void => {
+  return (call: ServerUnaryCall<Req, Res>, done: sendUnaryData<Res>): void => {
+    const cb = withServerDeadline(call, done, ADMIN_DEADLINE_MS);
     fn(call.request, tenantOf(call)).then(
       (res) => cb(null, res),
       (err: unknown) => cb(toServiceError(err, ctx.log)),

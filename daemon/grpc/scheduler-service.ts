@@ -8,6 +8,7 @@ import * as v from './validate.js';
 import type { ScheduledRef } from '../../proto/gen/timelane/v1/ScheduledRef.js';
 import { ReadGate, readGateLimits } from './read-gate.js';
 import { notFound } from '../errors.js';
+import { API_DEADLINE_MS, withServerDeadline } from './server-deadline.js';
 import { callerQueue, ownJob, qualifyQueue, readNamespace, tenantOf, unqualifyAnswer, writeNamespace, type Tenant } from './tenancy.js';
 
 /**
@@ -16,7 +17,8 @@ import { callerQueue, ownJob, qualifyQueue, readNamespace, tenantOf, unqualifyAn
  * back as the caller named them (tenancy.ts).
  */
 function unary<Req, Res>(ctx: ApiContext, fn: (req: Req, call: ServerUnaryCall<Req, Res>, t: Tenant) => Promise<Res>) {
-  return (call: ServerUnaryCall<Req, Res>, cb: sendUnaryData<Res>): void => {
+  return (call: ServerUnaryCall<Req, Res>, done: sendUnaryData<Res>): void => {
+    const cb = withServerDeadline(call, done, API_DEADLINE_MS);
     const t = tenantOf(call);
     fn(call.request, call, t).then(
       (res) => cb(null, unqualifyAnswer(t, res)),

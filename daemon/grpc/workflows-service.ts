@@ -10,12 +10,14 @@ import { toServiceError } from './status.js';
 import { stepToWire, workflowRunToWire } from './workflow-convert.js';
 import * as w from './workflow-input.js';
 import { notFound } from '../errors.js';
+import { API_DEADLINE_MS, withServerDeadline } from './server-deadline.js';
 import { qualifyQueue, readNamespace, tenantOf, unqualifyAnswer, writeNamespace, type Tenant } from './tenancy.js';
 import type { WorkflowSpec } from '../workflows/definition.js';
 
 /** Wraps an async handler: result → callback, error → mapped status; queue names as the caller knows them. */
 function unary<Req, Res>(ctx: ApiContext, fn: (req: Req, t: Tenant) => Promise<Res>) {
-  return (call: ServerUnaryCall<Req, Res>, cb: sendUnaryData<Res>): void => {
+  return (call: ServerUnaryCall<Req, Res>, done: sendUnaryData<Res>): void => {
+    const cb = withServerDeadline(call, done, API_DEADLINE_MS);
     const t = tenantOf(call);
     // Validation throws synchronously inside fn's promise: every refusal is a status, never a crash.
     Promise.resolve()

@@ -418,6 +418,8 @@ describe('namespaces isolate; quotas hold', () => {
     await notFound('ReplayRuns', fraud.replayRuns({ runIds: [b.run.id] }));
     const denied = async (what: string, p: Promise<unknown>) => expect((await grpcError(p)).code, what).toBe(grpc.status.PERMISSION_DENIED);
     await denied('Schedule into another namespace', fraud.schedule({ queue: 'invoices', namespace: 'billing' }));
+    await denied('ScheduleBatch into another namespace', fraud.scheduleBatch([{ queue: 'invoices' }, { queue: 'invoices', namespace: 'billing' }]));
+    expect((await fraud.listJobs({ pageSize: 1000 })).jobs).toHaveLength(1); // the refused batch wrote nothing
     await denied('ListJobs of another namespace', fraud.listJobs({ namespace: 'billing' }));
     // Lists show only the caller's own.
     const fraudJobs = (await fraud.listJobs({ pageSize: 1000 })).jobs.map((j) => j.id);
