@@ -155,6 +155,7 @@ const STATEMENTS = new Map<string, string>(
 const HOT: Record<string, string> = {
   CLAIM_RUNS: 'claim: the fenced fire, batched per tick',
   REDELIVER_EXPIRED: 'redelivery reaper, every reap interval over the owned shards',
+  CLAIMED_IN_DOUBT: 'after a claim that errored: the runs it may have fired (rare, but over the fire path\'s tables)',
   COMPLETE_RUNS: 'answers: Complete (batched)',
   FAIL_RUN: 'answers: Fail, and the retry run it inserts',
   SELECT_RETRY_POLICY: "answers: Fail, the job's backoff policy",
