@@ -17,6 +17,12 @@
  *   superseded ref is rejected), so any member may take it. Answers are
  *   never forwarded while this session's own stream is open: the daemon
  *   frees the stream's credit only for answers that come back on it.
+ * - An answer written to a stream stays in `unacked` until the daemon acks
+ *   it. A stream that ends first (its daemon was killed: the write went
+ *   nowhere) has its unacked answers sent again, on another session's stream
+ *   or the next one — else the run would be delivered again after its lease
+ *   and its handler run twice. A repeat the daemon already recorded is
+ *   simply rejected.
  * - A FAILED_PRECONDITION ack (superseded) aborts this session's older
  *   deliveries of the run; one that answers a request forwarded from another
  *   session aborts nothing here (the delivery it refers to is not ours).
@@ -114,6 +120,8 @@ export class WorkerSession {
   private readonly active = new Set<Active>();
   private readonly backlog: DeliveredRunInfo[] = [];
   private readonly outbox: WorkRequest[] = [];
+  /** Answers written to the current stream and not acked yet, by run id (one Complete or Fail each). */
+  private unacked = new Map<string, WorkRequest>();
   /** Completes of this tick, sent together (see queueComplete). */
   private readonly completes: DeliveryRefInfo[] = [];
   /** Run id → requests other sessions sent on our stream whose rejection is still unseen, and when the last was sent. */
@@ -135,6 +143,7 @@ export class WorkerSession {
   /** Sends another session's request on this session's open stream; false when it has none. */
   forwardHere(req: WorkRequest): boolean {
     if (!this.stream?.send(req)) return false;
+    this.awaitAck(req);
     const single = (req.complete ?? req.fail ?? req.heartbeat)?.ref?.runId;
     const runIds = single ? [single] : (req.completes?.refs ?? []).map((r) => r.runId ?? '');
     const now = Date.now();
@@ -188,13 +197,17 @@ export class WorkerSession {
     stream.onCancel((runId, reason) => {
       for (const a of this.active) if (a.run.runId === runId) a.controller.abort(new CancelledError(runId, reason));
     });
-    for (const req of this.outbox.splice(0)) stream.send(req);
+    for (const req of this.outbox.splice(0)) if (stream.send(req)) this.awaitAck(req);
     void stream.finished.then((end) => this.ended(stream, end, heard || Date.now() - openedAt >= STABLE_AFTER_MS));
   }
 
   private ended(stream: WorkStream, end: StreamEnd, stable: boolean): void {
     if (stream !== this.stream) return;
     this.stream = undefined;
+    // Answers the daemon never acked may never have reached it: send them again.
+    const lost = [...this.unacked.values()];
+    this.unacked = new Map();
+    for (const req of lost) this.send(req, true);
     if (this.closing) return;
     if (end.error) this.opts.onError(end.error, { address: this.opts.address });
     this.opts.onStreamEnd?.(end);
@@ -273,12 +286,23 @@ export class WorkerSession {
   /** Sends on the open stream, else on another session's; answers (not heartbeats) wait for the next stream otherwise. */
   private send(req: WorkRequest, keep: boolean): void {
     if (this.abandoned) return;
-    if (this.stream?.send(req)) return;
+    if (this.stream?.send(req)) {
+      if (keep) this.awaitAck(req);
+      return;
+    }
     if (this.opts.forward?.(req)) return;
     if (keep && !this.closing) this.outbox.push(req);
   }
 
+  /** Remembers the answers of a request until their acks come back (one entry per run). */
+  private awaitAck(req: WorkRequest): void {
+    if (req.complete?.ref?.runId) this.unacked.set(req.complete.ref.runId, req);
+    else if (req.fail?.ref?.runId) this.unacked.set(req.fail.ref.runId, req);
+    else for (const ref of req.completes?.refs ?? []) if (ref.runId) this.unacked.set(ref.runId, { complete: { ref } });
+  }
+
   private acked(ack: AckInfo): void {
+    this.unacked.delete(ack.runId);
     if (ack.code !== 0) {
       this.opts.stats.rejected++;
       // 9 FAILED_PRECONDITION: a delivery of this run was superseded. Abort the
