@@ -209,6 +209,28 @@ describe('TLS and bearer tokens', () => {
     expect((await admin.setQueueLimits({ queue: 'billing', maxInFlight: 5, maxPerSecond: 0 })).maxInFlight).toBe(5);
   });
 
+  it('the CLI speaks TLS and sends its token, both from the environment', () => {
+    const cli = (env: Record<string, string>, ...args: string[]) => {
+      const clean = { ...process.env };
+      for (const k of ['TIMELANE_TOKEN', 'TIMELANE_TOKEN_FILE', 'TIMELANE_TLS_CA', 'TIMELANE_TLS_CERT', 'TIMELANE_TLS_KEY']) delete clean[k];
+      return spawnSync(process.execPath, [cliPath(), ...args, '--address', daemon.address], { env: { ...clean, ...env }, encoding: 'utf8', timeout: 30_000 });
+    };
+    const tokenFile = path.join(dir, 'cli-token');
+    writeFileSync(tokenFile, `${TOKENS.reader}\n`);
+    const ok = cli({ TIMELANE_TLS_CA: certs.caCert, TIMELANE_TOKEN_FILE: tokenFile }, 'jobs', '--json');
+    expect(ok.stderr).toBe('');
+    expect(ok.status).toBe(0);
+    const noToken = cli({ TIMELANE_TLS_CA: certs.caCert }, 'jobs');
+    expect(noToken.status).toBe(1);
+    expect(noToken.stderr).toMatch(/UNAUTHENTICATED/);
+    const weak = cli({ TIMELANE_TLS_CA: certs.caCert, TIMELANE_TOKEN: TOKENS.reader }, 'schedule', '--queue', 'billing', '--in', '1h');
+    expect(weak.status).toBe(1);
+    expect(weak.stderr).toMatch(/PERMISSION_DENIED/);
+    const plaintext = cli({ TIMELANE_TOKEN: TOKENS.reader }, 'jobs');
+    expect(plaintext.status).toBe(1);
+    expect(plaintext.stderr).toMatch(/UNAVAILABLE/);
+  });
+
   it('audits every admin call and every refusal', async () => {
     const admin = open({ token: TOKENS.admin });
     await admin.setQueueLimits({ queue: 'audited', maxInFlight: 3, maxPerSecond: 0 });
