@@ -122,6 +122,13 @@ export class WorkerSession {
   private readonly outbox: WorkRequest[] = [];
   /** Answers written to the current stream and not acked yet, by run id (one Complete or Fail each). */
   private unacked = new Map<string, WorkRequest>();
+  /**
+   * Heartbeats written to the current stream and not acked yet, by run id. An
+   * ack names only the run: while a heartbeat of it is out, an ack counts
+   * against the heartbeat first, so a heartbeat's ack cannot clear a Complete
+   * still unacked (if the Complete's ack came first, the heartbeat's clears it).
+   */
+  private beatsOut = new Map<string, number>();
   /** Completes of this tick, sent together (see queueComplete). */
   private readonly completes: DeliveryRefInfo[] = [];
   /** Run id → requests other sessions sent on our stream whose rejection is still unseen, and when the last was sent. */
@@ -207,6 +214,7 @@ export class WorkerSession {
     // Answers the daemon never acked may never have reached it: send them again.
     const lost = [...this.unacked.values()];
     this.unacked = new Map();
+    this.beatsOut = new Map();
     for (const req of lost) this.send(req, true);
     if (this.closing) return;
     if (end.error) this.opts.onError(end.error, { address: this.opts.address });
@@ -288,6 +296,7 @@ export class WorkerSession {
     if (this.abandoned) return;
     if (this.stream?.send(req)) {
       if (keep) this.awaitAck(req);
+      else if (req.heartbeat?.ref?.runId) this.beatsOut.set(req.heartbeat.ref.runId, (this.beatsOut.get(req.heartbeat.ref.runId) ?? 0) + 1);
       return;
     }
     if (this.opts.forward?.(req)) return;
@@ -302,7 +311,10 @@ export class WorkerSession {
   }
 
   private acked(ack: AckInfo): void {
-    this.unacked.delete(ack.runId);
+    const beats = this.beatsOut.get(ack.runId) ?? 0;
+    if (beats > 1) this.beatsOut.set(ack.runId, beats - 1);
+    else if (beats === 1) this.beatsOut.delete(ack.runId);
+    else this.unacked.delete(ack.runId);
     if (ack.code !== 0) {
       this.opts.stats.rejected++;
       // 9 FAILED_PRECONDITION: a delivery of this run was superseded. Abort the

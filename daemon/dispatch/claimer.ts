@@ -180,12 +180,20 @@ export class Claimer {
     const shards = [...new Set(doubtful.map((m) => m.shard))];
     const pairs = doubtful.flatMap((m) => this.inDoubt.get(m.runId)!.map((at) => [m.runId, at] as const));
     const ats = pairs.map((p) => p[1]);
-    const { rows } = await query<FiredRunRow>(this.deps.readDb, CLAIMED_IN_DOUBT, [
-      plainArray(pairs.map((p) => p[0])),
-      plainArray(shards),
-      plainArray(shards.map((s) => fences.get(s) ?? 0)),
-      plainArray(ats),
-    ]);
+    let rows: FiredRunRow[];
+    try {
+      ({ rows } = await query<FiredRunRow>(this.deps.readDb, CLAIMED_IN_DOUBT, [
+        plainArray(pairs.map((p) => p[0])),
+        plainArray(shards),
+        plainArray(shards.map((s) => fences.get(s) ?? 0)),
+        plainArray(ats),
+      ]));
+    } catch (err) {
+      // Postgres is not back yet: still in doubt. Offer them again later; their next miss asks again.
+      this.deps.log.warn({ err: String(err), runs: doubtful.length }, 'could not check claims in doubt; trying again');
+      setTimeout(() => missed.forEach((r) => this.deps.reoffer(r)), RETRY_AFTER_ERROR_MS);
+      return [];
+    }
     for (const m of doubtful) this.inDoubt.delete(m.runId);
     if (rows.length > 0) this.deps.log.warn({ runs: rows.length }, 'an errored claim had fired runs after all (committed, answer lost): delivering them now');
     for (const run of rows) {

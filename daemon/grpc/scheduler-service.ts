@@ -7,7 +7,8 @@ import { countsToWire, jobToWire, newJobToWire, newRunToWire, runToWire, schedul
 import * as v from './validate.js';
 import type { ScheduledRef } from '../../proto/gen/timelane/v1/ScheduledRef.js';
 import { ReadGate, readGateLimits } from './read-gate.js';
-import { notFound } from '../errors.js';
+import { invalidArgument, notFound } from '../errors.js';
+import { WORKFLOW_START_QUEUE } from '../workflows/scheduled-starts.js';
 import { API_DEADLINE_MS, withServerDeadline } from './server-deadline.js';
 import { callerQueue, ownJob, qualifyQueue, readNamespace, tenantOf, unqualifyAnswer, writeNamespace, type Tenant } from './tenancy.js';
 
@@ -129,6 +130,9 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
     ResumeJob: unary(ctx, async (req, _call, t) => ({ job: jobToWire(await ctx.recurring.resume(await checkJob(t, v.jobId('job_id', req.jobId)), req.catchUp)) })),
     UpdateJob: unary(ctx, async (req, _call, t) => {
       const id = await checkJob(t, v.jobId('job_id', req.jobId));
+      // A scheduled workflow start's payload says which workflow it starts: StartWorkflow sets it, nothing else.
+      if (req._payload === 'payload' && (await ctx.scheduling.getJob(id)).job.queue === WORKFLOW_START_QUEUE)
+        throw invalidArgument('payload', 'a scheduled workflow start cannot be given a payload (start another schedule with StartWorkflow)');
       return { job: jobToWire(await ctx.recurring.update(id, v.jobUpdate(req, ctx.wallNow(), ctx.limits))) };
     }),
     TriggerJob: unary(ctx, async (req, _call, t) => ({ run: runToWire(await ctx.recurring.trigger(await checkJob(t, v.jobId('job_id', req.jobId)), req.overrideOverlap)) })),

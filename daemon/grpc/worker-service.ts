@@ -225,7 +225,7 @@ function answeredRunIds(req: WorkRequest__Output): number[] {
     req.msg === 'completes'
       ? (req.completes?.refs ?? []).map((r) => r.runId)
       : [req.complete?.ref?.runId, req.fail?.ref?.runId, req.heartbeat?.ref?.runId].filter((x): x is string => x !== undefined);
-  return ids.filter((x) => /^\d{1,15}$/.test(x)).map(Number);
+  return ids.filter((x) => /^[1-9][0-9]{0,15}$/.test(x)).map(Number);
 }
 
 /** Answers a message naming another namespace's run: NOT_FOUND (as if it did not exist); nothing is written. */

@@ -70,6 +70,8 @@ export function parseCredentials(text: string, source: string): CredentialTable 
     if (!Array.isArray(d.tokens)) throw new Error(`${source}: "tokens" must be an array`);
     d.tokens.forEach((t, i) => {
       const { principal, key } = entry(t, `${source}: tokens[${i}]`, 'sha256');
+      // One token, one identity: a copied entry whose hash was not changed must not silently win.
+      if (byTokenHash.has(key)) throw new Error(`${source}: tokens[${i}].sha256: the same token as "${byTokenHash.get(key)!.name}"`);
       byTokenHash.set(key, principal);
     });
   }

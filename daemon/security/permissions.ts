@@ -8,14 +8,17 @@
 export const ROLES = ['admin', 'scheduler', 'worker', 'reader'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** `public`: health checks (probes carry no credential). */
-export type Permission = 'public' | 'read' | 'schedule' | 'work' | 'admin';
+/**
+ * `public`: health checks (probes carry no credential). `members`: the member
+ * list, which every role may read (workers discover the daemons to stream from).
+ */
+export type Permission = 'public' | 'members' | 'read' | 'schedule' | 'work' | 'admin';
 
 const GRANTS: Record<Role, ReadonlySet<Permission>> = {
-  admin: new Set(['public', 'read', 'schedule', 'work', 'admin']),
-  scheduler: new Set(['public', 'read', 'schedule']),
-  worker: new Set(['public', 'work']),
-  reader: new Set(['public', 'read']),
+  admin: new Set(['public', 'members', 'read', 'schedule', 'work', 'admin']),
+  scheduler: new Set(['public', 'members', 'read', 'schedule']),
+  worker: new Set(['public', 'members', 'work']),
+  reader: new Set(['public', 'members', 'read']),
 };
 
 /** By gRPC path (`/package.Service/Method`). */
@@ -37,7 +40,7 @@ export const METHOD_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/timelane.v1.Scheduler/ReplayRuns': 'schedule',
   '/timelane.v1.Worker/Work': 'work',
   '/timelane.v1.Admin/ListShards': 'read',
-  '/timelane.v1.Admin/ListMembers': 'read',
+  '/timelane.v1.Admin/ListMembers': 'members',
   '/timelane.v1.Admin/MoveShard': 'admin',
   '/timelane.v1.Admin/DrainMember': 'admin',
   '/timelane.v1.Admin/Rebalance': 'admin',

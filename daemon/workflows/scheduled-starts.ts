@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { DeliveryHub } from '../dispatch/delivery-hub.js';
 import type { Answers } from '../dispatch/answers.js';
-import { TimelaneError } from '../errors.js';
+import { TimelaneError, invalidArgument } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { WorkflowService } from './workflow-service.js';
 
@@ -94,10 +94,13 @@ export class ScheduledStarts {
     const d = { runId: run.id, shard: run.shard, fence: run.fence, deliveries: run.deliveries, sentAtMs };
     try {
       const p = JSON.parse(run.payload.toString('utf8')) as ScheduledStartPayload;
+      // The start acts in its job's namespace: a payload naming another one is refused, never obeyed.
+      const namespace = run.job_namespace ?? p.namespace;
+      if (p.namespace !== namespace) throw invalidArgument('payload.namespace', `a start of namespace "${namespace}" cannot start workflows of "${p.namespace}"`);
       const id = workflowRunIdOf(run.idempotency_key);
       const started = await this.deps.workflows.start({
         id,
-        namespace: p.namespace,
+        namespace,
         definition: { name: p.name, version: p.version },
         // Root steps are due at the occurrence (its jittered due time), however late this runs.
         startAtMs: run.due_at_ms,

@@ -231,6 +231,31 @@ describe('TLS and bearer tokens', () => {
     expect(plaintext.stderr).toMatch(/UNAVAILABLE/);
   });
 
+  it('a worker token may discover the members to stream from', async () => {
+    const got: DeliveredRunInfo[] = [];
+    const errors: Error[] = [];
+    const worker: Worker = track(
+      createWorker({
+        address: daemon.address,
+        discover: true,
+        credentials: tlsCredentials({ ca: readFileSync(certs.caCert) }),
+        token: TOKENS.worker,
+        queues: ['billing-discover'],
+        handler: (r) => void got.push(r),
+        onError: (err) => void errors.push(err),
+      }),
+      'discovering worker',
+    );
+    try {
+      const { run } = await open({ token: TOKENS.scheduler }).schedule({ queue: 'billing-discover', delayMs: 200 });
+      expect(await waitUntil(() => got.some((r) => r.runId === run.id), 10_000)).toBe(true);
+      expect(errors.filter((e) => /PERMISSION_DENIED/.test(String(e)))).toEqual([]);
+    } finally {
+      await worker.close();
+      untrack(worker);
+    }
+  });
+
   it('audits every admin call and every refusal', async () => {
     const admin = open({ token: TOKENS.admin });
     await admin.setQueueLimits({ queue: 'audited', maxInFlight: 3, maxPerSecond: 0 });
@@ -514,6 +539,13 @@ describe('namespaces isolate; quotas hold', () => {
     expect(mine.steps.map((st) => st.queue)).toEqual(['etl', 'etl']);
     expect((await admin.getWorkflowRun(run.id)).steps.map((st) => st.queue)).toEqual(['billing/etl', 'billing/etl']);
     expect((await billing.listWorkflowRuns({})).runs.map((r) => r.id)).toEqual([run.id]);
+
+    // A scheduled start of billing's own workflow cannot be re-pointed at fraud's: its payload is not the caller's to set.
+    await billing.putWorkflow(definition);
+    const { scheduleJobId } = await billing.scheduleWorkflow({ workflow: 'nightly', recurrence: { everyMs: 3_600_000 } });
+    const forged = await grpcError(billing.updateJob(scheduleJobId, { payload: { namespace: 'fraud', name: 'payout', version: 0, maxInFlight: 0 } }));
+    expect(forged.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(forged.details).toMatch(/^payload: /);
   });
 
   it("queue limits: a namespace's reader sees its own, under its own names", async () => {

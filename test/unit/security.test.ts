@@ -50,9 +50,12 @@ describe('permission table', () => {
     expect(roleAllows('worker', 'work')).toBe(true);
     expect(roleAllows('worker', 'schedule')).toBe(false);
     expect(roleAllows('worker', 'read')).toBe(false);
+    // Every role may list members: a worker discovers the daemons it streams from.
+    for (const r of ['admin', 'scheduler', 'worker', 'reader'] as const) expect(roleAllows(r, permissionOf('/timelane.v1.Admin/ListMembers'))).toBe(true);
+    expect(roleAllows('worker', permissionOf('/timelane.v1.Admin/ListShards'))).toBe(false);
     expect(roleAllows('reader', 'read')).toBe(true);
     expect(roleAllows('reader', 'schedule')).toBe(false);
-    for (const p of ['public', 'read', 'schedule', 'work', 'admin'] as const) expect(roleAllows('admin', p)).toBe(true);
+    for (const p of ['public', 'members', 'read', 'schedule', 'work', 'admin'] as const) expect(roleAllows('admin', p)).toBe(true);
   });
 });
 
@@ -108,6 +111,10 @@ describe('credentials file', () => {
       parseCredentials(JSON.stringify({ tokens: [{ name: 'x', sha256: hashToken('a'), role: 'admin' }, { name: 'x', sha256: hashToken('b'), role: 'admin' }] }), 'f.json'),
     ).toThrow(/tokens\[1\]\.name: "x" is used twice/);
     expect(() => parseCredentials('{not json', 'f.json')).toThrow(/f\.json: not JSON/);
+    // A copied entry whose hash was not changed: refused, not silently the later role.
+    expect(() =>
+      parseCredentials(JSON.stringify({ tokens: [{ name: 'ops', sha256: hashToken('t'), role: 'admin' }, { name: 'api', sha256: hashToken('t'), role: 'scheduler', namespace: 'b' }] }), 'f.json'),
+    ).toThrow(/tokens\[1\]\.sha256: the same token as "ops"/);
   });
 
   it('new tokens are long, random and URL-safe', () => {

@@ -83,6 +83,8 @@ export interface FiredRunRow extends RunRow {
   payload: Buffer;
   /** The last checkpoint heartbeated for this occurrence (an earlier delivery or attempt). */
   checkpoint: Buffer | null;
+  /** The job's namespace (what an in-process consumer acts in, never its payload's say). */
+  job_namespace?: string;
   delivery: DeliveryMode;
   max_attempts: number;
   initial_backoff_ms: number;

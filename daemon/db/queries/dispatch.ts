@@ -11,7 +11,7 @@ import { NO_OVERLAP } from './recurring.js';
  * a claim waits for, then re-checks against, an in-flight bump.
  */
 
-const FIRED_COLUMNS = `${RUN_COLUMNS}, r.checkpoint, j.payload, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms,
+const FIRED_COLUMNS = `${RUN_COLUMNS}, r.checkpoint, j.payload, j.namespace AS job_namespace, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms,
   j.workflow_run_id, j.workflow_step, j.parent_steps, j.parent_outputs`;
 
 /** Owned shards whose fence still matches, row-locked for the statement. $2 shards int[], $3 fences int8[]. */
@@ -55,7 +55,7 @@ FROM runs r JOIN unnest($1::int8[], $4::int8[]) AS d(id, at_ms) ON r.id = d.id
 JOIN ${FENCED_SHARDS} f ON r.shard = f.shard
 JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard
 WHERE r.shard = ANY($2::int[]) AND r.status = 'fired' AND r.fence = f.fence AND r.fired_at IS NULL
-  AND r.claimed_at = to_timestamp(d.at_ms / 1000.0)`;
+  AND r.cancel_requested_at IS NULL AND r.claimed_at = to_timestamp(d.at_ms / 1000.0)`;
 
 /**
  * redeliverExpired — hand out again fired AT_LEAST_ONCE runs whose lease ran
