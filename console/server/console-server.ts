@@ -150,7 +150,13 @@ function bearerToken(req: http.IncomingMessage): string | undefined {
 }
 
 async function handleApi(rt: Runtime, req: http.IncomingMessage, res: http.ServerResponse, url: URL, method: string): Promise<void> {
-  const match = matchRoute(method, url.pathname);
+  let match: ReturnType<typeof matchRoute>;
+  try {
+    match = matchRoute(method, url.pathname);
+  } catch (err) {
+    if (err instanceof BadRequest) return sendJson(res, 400, { error: err.message, param: err.param });
+    throw err;
+  }
   if (!match) return sendJson(res, 404, { error: `no such endpoint: ${method} ${url.pathname}` });
   if ('allowed' in match) {
     res.setHeader('allow', match.allowed.join(', '));

@@ -4,6 +4,7 @@
  * branch) add their routes here (e.g. GET /api/workflows, /api/workflows/:id
  * for the graph with step states) and a page in web/pages.js.
  */
+import { BadRequest } from './http-errors.js';
 import type { ApiContext, ApiRequest } from './api-context.js';
 import * as actions from './api-actions.js';
 import * as read from './api-read.js';
@@ -46,13 +47,22 @@ export const ROUTES: readonly Route[] = [
   route('POST', '/api/rebalance', actions.rebalance, 202),
 ];
 
+/** A path parameter, %-decoded; a malformed escape is the caller's fault (400 naming the path), not ours. */
+function decodePathParam(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new BadRequest('path', `"${raw.slice(0, 80)}" is not a valid %-encoded path segment`);
+  }
+}
+
 /** The route for a method and path, with its path parameters; null when none matches. */
 export function matchRoute(method: string, path: string): { route: Route; params: string[] } | { allowed: string[] } | null {
   const allowed: string[] = [];
   for (const r of ROUTES) {
     const m = r.pattern.exec(path);
     if (!m) continue;
-    if (r.method === method) return { route: r, params: m.slice(1).map(decodeURIComponent) };
+    if (r.method === method) return { route: r, params: m.slice(1).map(decodePathParam) };
     allowed.push(r.method);
   }
   return allowed.length ? { allowed } : null;

@@ -93,6 +93,10 @@ describe('web console JSON API', () => {
     expect((await get('/api/nothing')).status).toBe(404);
     const wrongMethod = await post('/api/overview', '{}');
     expect(wrongMethod.status).toBe(405);
+    // A malformed %-escape in a path parameter is the caller's error, not a 500.
+    const badEscape = await get('/api/jobs/%E0%A4%A');
+    expect(badEscape.status).toBe(400);
+    expect((badEscape.body as ErrorBody).param).toBe('path');
   });
 
   it('maps gRPC errors: an unknown job is 404, a pause of a one-shot job 409; a drain without a cluster fails as an operation', async () => {
