@@ -15,8 +15,9 @@ import { registerWorkflowCommands } from './cli-workflow.js';
 // `timelane ops shards | head`: a closed pipe ends the command quietly.
 // grpc-js sends the target as TLS server name even when it is an IP address
 // (`--address 127.0.0.1:7070`), and Node warns about it on every command:
-// noise for a person at a terminal, not something they can act on.
-process.noDeprecation = true;
+// noise for a person at a terminal, not something they can act on. (The
+// server commands keep Node's warnings: an operator reads their logs.)
+if (!['daemon', 'dev', 'migrate'].includes(process.argv[2] ?? '')) process.noDeprecation = true;
 
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EPIPE') process.exit(0);
