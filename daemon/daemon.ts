@@ -348,6 +348,7 @@ export class Daemon {
       wallNow: () => this.clock.wallNow(),
       scheduling: this.scheduling,
       quotas: this.quotas,
+      stillAdmitted: (metadata) => this.security?.stillAdmitted(metadata) ?? true,
       recurring: this.recurring,
       workflows: this.workflows,
       hub: this.engine.hub,

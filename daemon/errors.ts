@@ -11,6 +11,7 @@ export type ErrorKind =
   | 'unavailable'
   | 'resource_exhausted'
   | 'permission_denied'
+  | 'unauthenticated'
   | 'internal';
 
 export class TimelaneError extends Error {
@@ -29,6 +30,7 @@ export const invalidArgument = (field: string, rule: string): TimelaneError =>
 export const notFound = (what: string): TimelaneError => new TimelaneError('not_found', `${what} not found`);
 export const failedPrecondition = (message: string): TimelaneError => new TimelaneError('failed_precondition', message);
 export const permissionDenied = (message: string): TimelaneError => new TimelaneError('permission_denied', message);
+export const unauthenticated = (message: string): TimelaneError => new TimelaneError('unauthenticated', message);
 export const resourceExhausted = (message: string): TimelaneError => new TimelaneError('resource_exhausted', message);
 export const unavailable = (message: string, cause?: unknown): TimelaneError =>
   new TimelaneError('unavailable', message, { cause });

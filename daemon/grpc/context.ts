@@ -1,4 +1,5 @@
 /** What the gRPC handlers need from the daemon, as one narrow interface. */
+import type { Metadata } from '@grpc/grpc-js';
 import type { Db } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -25,6 +26,8 @@ export interface ApiContext {
   limits: Limits;
   wallNow(): number;
   scheduling: SchedulingService;
+  /** Whether a call's identity is still admitted (credentials file re-read since it began). */
+  stillAdmitted(metadata: Metadata): boolean;
   /** Per-namespace quotas, checked before a schedule writes anything. */
   quotas: NamespaceQuotas;
   /** Recurring jobs and their verbs. */

@@ -14,6 +14,7 @@ export const CODE_OF: Record<ErrorKind, Status> = {
   unavailable: Status.UNAVAILABLE,
   resource_exhausted: Status.RESOURCE_EXHAUSTED,
   permission_denied: Status.PERMISSION_DENIED,
+  unauthenticated: Status.UNAUTHENTICATED,
   internal: Status.INTERNAL,
 };
 

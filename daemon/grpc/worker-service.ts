@@ -20,7 +20,7 @@ import { toStatus } from './status.js';
 import { deliveredToWire } from './convert.js';
 import * as v from './validate.js';
 import type { DeliveryRefInput } from './validate.js';
-import { invalidArgument, notFound, TimelaneError } from '../errors.js';
+import { invalidArgument, notFound, TimelaneError, unauthenticated } from '../errors.js';
 import { undecodableReason } from './malformed.js';
 import { callerQueue, tenantOf, unqualifyAnswer } from './tenancy.js';
 import { MAX_OUTPUT_BYTES } from './workflow-input.js';
@@ -32,6 +32,8 @@ let nextStreamId = 1;
 type Stream = ServerDuplexStream<WorkRequest__Output, WorkResponse>;
 
 const MAX_COMPLETES = 10_000;
+/** How often an open stream's credential is checked against the credentials file. */
+const REVALIDATE_MS = 1_000;
 /** A RunBatch is sent once its runs hold this much (a worker's default receive limit is 4 MiB; a payload is at most --max-payload-bytes). */
 const MAX_BATCH_BYTES = 1024 * 1024;
 /** Bytes of a DeliveredRun besides its payload, for the estimate above (ids, key, times: well under this). */
@@ -65,9 +67,16 @@ function serveStream(ctx: ApiContext, call: Stream): void {
     write({ runs: { runs } });
   };
 
+  // A credential removed from the file ends the streams it opened (checked every REVALIDATE_MS).
+  const revalidate = setInterval(() => {
+    if (!ctx.stillAdmitted(call.metadata)) refuse(unauthenticated('the credential this stream was opened with is no longer admitted (revoked or changed)'));
+  }, REVALIDATE_MS);
+  revalidate.unref();
+
   const close = (): void => {
     if (closed) return;
     closed = true;
+    clearInterval(revalidate);
     if (!subscribed) return;
     const open = ctx.hub.unregister(id);
     ctx.metrics.workers.set(ctx.hub.streamCount);

@@ -53,6 +53,18 @@ export function decide(path: string, metadata: Metadata, peerSubject: string | u
   return { ok: true, principal };
 }
 
+/**
+ * Whether the identity a call was let in with (the headers this gate set) is
+ * still in the credentials file, with the same role and namespace: a stream
+ * outlives its first check, and a credential removed meanwhile must end it.
+ */
+export function stillAdmitted(metadata: Metadata, table: CredentialTable | null): boolean {
+  if (table === null) return true;
+  const [name, role, namespace] = [PRINCIPAL_HEADER, ROLE_HEADER, NAMESPACE_HEADER].map((h) => String(metadata.get(h)[0] ?? ''));
+  for (const p of [...table.byTokenHash.values(), ...table.bySubject.values()]) if (p.name === name && p.role === role && p.namespace === namespace) return true;
+  return false;
+}
+
 export function authInterceptor(opts: GateOptions): ServerInterceptor {
   const audit = opts.log.child({ audit: true });
   return (method, call) => {

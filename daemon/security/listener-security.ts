@@ -3,10 +3,10 @@
  * server credentials (TLS, mTLS), the authentication gate, and the TLS files
  * for HTTPS listeners. Built once at start; files are re-read while running.
  */
-import type { ServerCredentials, ServerInterceptor } from '@grpc/grpc-js';
+import type { Metadata, ServerCredentials, ServerInterceptor } from '@grpc/grpc-js';
 import type { DaemonConfig } from '../config.js';
 import type { Logger } from '../log.js';
-import { authInterceptor } from './authorize.js';
+import { authInterceptor, stillAdmitted } from './authorize.js';
 import { credentialsFile } from './credentials-file.js';
 import { grpcServerCredentials, type TlsFiles } from './tls.js';
 
@@ -17,6 +17,8 @@ export interface ListenerSecurity {
   tls: TlsFiles | null;
   /** For the start log line and the dev banner. */
   summary: { tls: 'off' | 'tls' | 'mtls'; auth: 'open' | 'tokens' | 'certificates' | 'tokens+certificates' };
+  /** Whether a call's identity (the gate's headers) is still in the credentials file. */
+  stillAdmitted(metadata: Metadata): boolean;
   stop(): void;
 }
 
@@ -33,6 +35,7 @@ export function listenerSecurity(cfg: DaemonConfig, log: Logger): ListenerSecuri
     interceptor: authInterceptor({ credentials, log }),
     tls,
     summary: { tls: tls === null ? 'off' : mtls ? 'mtls' : 'tls', auth },
+    stillAdmitted: (metadata) => stillAdmitted(metadata, credentials ? credentials() : null),
     stop: () => file?.stop(),
   };
 }

@@ -286,6 +286,25 @@ describe('TLS and bearer tokens', () => {
     expect((await late.listShards()).length).toBe(SHARDS);
   });
 
+  it('a credential removed from the file ends the Work streams it opened', async () => {
+    const revocable = { name: 'temp-worker', sha256: hashToken('tok-temp'), role: 'worker', namespace: 'billing' };
+    writeFileSync(authFile, JSON.stringify(tokenEntries([revocable])));
+    const temp = open({ token: 'tok-temp' });
+    expect(await waitUntil(async () => temp.listMembers().then(() => true, () => false), 10_000, 100)).toBe(true); // reloaded
+    const s = track(openWorkStream(daemon.address, { queues: ['billing'], maxInFlight: 1 }, { credentials: tlsCredentials({ ca: readFileSync(certs.caCert) }), token: 'tok-temp' }), 'revocable stream');
+    try {
+      await s.subscribed();
+      writeFileSync(authFile, JSON.stringify(tokenEntries()));
+      const end = await Promise.race([s.finished, new Promise<null>((r) => setTimeout(() => r(null), 10_000))]);
+      expect(end?.code).toBe(grpc.status.UNAUTHENTICATED);
+      expect(end?.details).toMatch(/no longer admitted/);
+    } finally {
+      s.cancel();
+      await s.finished;
+      untrack(s);
+    }
+  });
+
   it('a renewed certificate is served to new connections without a restart', async () => {
     expect(await servedCn(daemon.port)).toBe('server-1');
     symlinkSync('v2', path.join(dir, 'live-next'));
