@@ -154,8 +154,9 @@ export class Claimer {
       setTimeout(() => runs.forEach((r) => this.deps.reoffer(r)), RETRY_AFTER_ERROR_MS);
       return;
     }
+    const doubts = this.inDoubt.size > 0; // almost always empty: keep the fire loop to one check
     for (const run of claimed) {
-      this.inDoubt.delete(run.id);
+      if (doubts) this.inDoubt.delete(run.id);
       this.deps.metrics.fired.inc();
       try {
         this.deps.deliver(run);

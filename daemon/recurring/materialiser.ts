@@ -20,6 +20,7 @@
  * States: stopped → running (start: a pass every `intervalMs`, and at once on
  * kick) → stopped. Passes never overlap.
  */
+import { PeriodicPass } from '../engine/periodic-pass.js';
 import type { Db } from '../db/pool.js';
 import { query, transaction } from '../db/pool.js';
 import { ADVANCE_JOBS, PROMOTE_BUFFERED, SELECT_DUE_RECURRING, type DueRecurringRow, type OccurrenceRow } from '../db/queries/recurring.js';
@@ -52,48 +53,29 @@ const BUFFERED_PER_PASS = 1_000;
 const MISSED_JOBS_LOGGED = 20;
 
 export class Materialiser {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = true;
+  private readonly passes: PeriodicPass;
 
-  constructor(private readonly deps: MaterialiserDeps) {}
-
-  start(): void {
-    this.stopped = false;
-    this.timer = setInterval(() => this.kick(), this.deps.intervalMs);
-    this.kick();
+  constructor(private readonly deps: MaterialiserDeps) {
+    this.passes = new PeriodicPass('materialiser', deps.intervalMs, () => this.pass(), deps.log);
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+  start(): void {
+    this.passes.start(true);
+  }
+
+  stop(): Promise<void> {
+    return this.passes.stop();
   }
 
   /** Run a pass now (or right after the one in flight). */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.pass()
-      .catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'materialiser pass failed; next pass retries'))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    this.passes.kick();
   }
 
   /** One pass over every owned shard; resolves when it is done (tests wait on it). */
   async pass(): Promise<void> {
     const until = performance.now() + PASS_BUDGET_MS;
-    while (!this.stopped && performance.now() < until) {
+    while (!this.passes.stopped && performance.now() < until) {
       if ((await this.batch()) < JOBS_PER_BATCH) break;
     }
     await this.promoteBuffered();

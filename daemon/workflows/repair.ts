@@ -23,6 +23,7 @@
  * engine's --repair-interval-ms — and at once on kick, e.g. a shard
  * acquired) → stopped. Passes never overlap.
  */
+import { PeriodicPass } from '../engine/periodic-pass.js';
 import type { Db } from '../db/pool.js';
 import { query, transaction } from '../db/pool.js';
 import { REPAIR_CANDIDATES, STRANDED_STEPS, SUCCEED_STEPS } from '../db/queries/workflows.js';
@@ -47,49 +48,30 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 export class WorkflowRepair {
   private readonly steps: StepTransitions;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = true;
+  private readonly passes: PeriodicPass;
 
   constructor(private readonly deps: WorkflowRepairDeps) {
     this.steps = new StepTransitions(deps.router);
+    this.passes = new PeriodicPass('workflow repair', deps.intervalMs, () => this.pass(), deps.log);
   }
 
   start(): void {
-    this.stopped = false;
-    this.timer = setInterval(() => this.kick(), this.deps.intervalMs);
+    this.passes.start(false);
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+  stop(): Promise<void> {
+    return this.passes.stop();
   }
 
   /** Run a pass now (or right after the one in flight). */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.pass()
-      .catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'workflow repair pass failed; next pass retries'))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    this.passes.kick();
   }
 
   /** One pass over every owned shard; resolves when done (tests wait on it). */
   async pass(): Promise<void> {
     let after: string | null = NIL_UUID;
-    for (let i = 0; i < MAX_BATCHES && !this.stopped && after !== null; i++) after = await this.batch(after);
+    for (let i = 0; i < MAX_BATCHES && !this.passes.stopped && after !== null; i++) after = await this.batch(after);
   }
 
   /** One fenced transaction over the candidates after `after` (by id); returns the last id taken, or null when none are left. */
