@@ -5,7 +5,7 @@
 import { Server, ServerCredentials, type ServerInterceptor } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
-import { loadTimelaneProto } from '../../clients/proto.js';
+import { serverProto } from './proto.js';
 import type { ApiContext } from './context.js';
 import { schedulerHandlers } from './scheduler-service.js';
 import { workerHandlers } from './worker-service.js';
@@ -54,7 +54,7 @@ function bind(server: Server, address: string, credentials: ServerCredentials): 
 }
 
 export async function startGrpcServer(ctx: ApiContext, address: string, security?: GrpcSecurity, healthAddress = ''): Promise<GrpcServer> {
-  const { pkg, packageDefinition } = loadTimelaneProto();
+  const { pkg, packageDefinition } = serverProto();
   const server = new Server({ ...SERVER_LIMITS, interceptors: [...(security ? [security.interceptor] : []), malformedInterceptor] });
   server.addService(tolerantService(pkg.Scheduler.service), schedulerHandlers(ctx));
   server.addService(tolerantService(pkg.Worker.service), workerHandlers(ctx));
