@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'proto/gen/**', '.timelane/**', 'scratch/**'] },
+  { ignores: ['**/dist/**', 'node_modules/**', 'proto/gen/**', 'clients/typescript/proto/**', '.timelane/**', 'scratch/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

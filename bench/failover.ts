@@ -27,8 +27,7 @@
  */
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ScheduleInput, ShardInfo } from '../clients/types.js';
-import { wallNowMs } from '../clients/clock.js';
+import { type ScheduleInput, type ShardInfo, wallNowMs } from '@timelane/client';
 import { FAILOVER_USAGE, parseFailoverArgs, type FailoverOptions } from './lib/failover-args.js';
 import { analyze, type KillInfo, type MoveRecord, type ScheduledRun } from './lib/failover-analysis.js';
 import { FailoverCluster, runRows, statusCounts } from './lib/failover-cluster.js';

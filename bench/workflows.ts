@@ -30,9 +30,7 @@
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { TimelaneClient } from '../clients/client.js';
-import { createWorker } from '../clients/worker.js';
-import type { WorkflowStepInput } from '../clients/workflow-types.js';
+import { createWorker, TimelaneClient, type WorkflowStepInput } from '@timelane/client';
 import { DaemonProcess } from '../ops/local/daemon-process.js';
 import { numberFlag } from './lib/args.js';
 import { killStrayDaemons, waitFor } from './lib/bench-daemon.js';

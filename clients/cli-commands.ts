@@ -17,7 +17,7 @@ import {
 import { addRecurrenceOptions, recurrenceFromOptions, type RecurrenceOptions } from './cli-recurrence.js';
 import { isoRelative, jobLines, runLines, runsTable, toJson } from './format.js';
 import { countsLine, fireTimesLines, occurrenceRunsTable, progressLines, recurrenceLines } from './recurring-format.js';
-import type { RecurrenceInput, RunStatusName } from './types.js';
+import type { RecurrenceInput, RunStatusName } from '@timelane/client';
 
 interface ScheduleOptions extends ConnectionOptions, RecurrenceOptions {
   queue: string;

@@ -1,8 +1,6 @@
 /** Shared plumbing of the CLI's client commands: connection options, parsers, error exit. */
 import { Command, InvalidArgumentError } from 'commander';
-import { DEFAULT_ADDRESS, TimelaneClient } from './client.js';
-import { connectionFromEnv } from './credentials.js';
-import { parseDuration, parseInstant } from './duration.js';
+import { connectionFromEnv, DEFAULT_ADDRESS, parseDuration, parseInstant, TimelaneClient } from '@timelane/client';
 import { errorLine } from './format.js';
 
 export interface ConnectionOptions {

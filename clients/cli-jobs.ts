@@ -12,7 +12,7 @@ import { Command, Option } from 'commander';
 import { type ConnectionOptions, connectionOptions, epochArg, intArg, nonNegativeIntArg, out, withClient } from './cli-common.js';
 import { isoRelative, toJson } from './format.js';
 import { jobsTable } from './recurring-format.js';
-import type { JobKindName, JobStatusName } from './types.js';
+import type { JobKindName, JobStatusName } from '@timelane/client';
 
 interface JobsOptions extends ConnectionOptions {
   queue?: string;

@@ -14,11 +14,11 @@
  * The actions are injectable (`OpsActions`) so argument parsing can be
  * tested without a daemon.
  */
-import { connectionFromEnv } from './credentials.js';
+import { connectionFromEnv } from '@timelane/client';
 import { Command } from 'commander';
-import { TimelaneClient } from './client.js';
+import { TimelaneClient } from '@timelane/client';
 import { type ConnectionOptions, connectionOptions, nonNegativeIntArg, out, withClient } from './cli-common.js';
-import { memberAddresses } from './discovery.js';
+import { memberAddresses } from '@timelane/client';
 import { errorLine, toJson } from './format.js';
 import {
   membersTable,
@@ -30,7 +30,7 @@ import {
   shardsSummary,
   shardsTable,
 } from './ops-format.js';
-import type { ShardInfo } from './types.js';
+import type { ShardInfo } from '@timelane/client';
 
 export interface ShardsOptions extends ConnectionOptions {
   /** false with --no-fanout: ask only --address. */

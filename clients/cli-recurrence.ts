@@ -6,7 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import { durationArg, epochArg, nonNegativeIntArg } from './cli-common.js';
-import type { CatchUpModeName, DstGapName, DstRepeatName, OverlapPolicyName, RecurrenceInput } from './types.js';
+import type { CatchUpModeName, DstGapName, DstRepeatName, OverlapPolicyName, RecurrenceInput } from '@timelane/client';
 
 export interface RecurrenceOptions {
   cron?: string;

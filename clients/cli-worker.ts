@@ -3,12 +3,11 @@
  * smoke-test worker). `--discover` (the cluster default) follows the member
  * list; otherwise one stream per --address (sidecar: one localhost address).
  */
-import { connectionFromEnv } from './credentials.js';
+import { connectionFromEnv, createWorker } from '@timelane/client';
 import { type Command, Option } from 'commander';
 import { collect, connectionOptions, type ConnectionOptions, durationArg, fail, intArg, out, rateArg } from './cli-common.js';
 import { clip, errorLine, payloadText, toJson } from './format.js';
-import type { DeliveredRunInfo } from './types.js';
-import { createWorker } from './worker.js';
+import type { DeliveredRunInfo } from '@timelane/client';
 
 interface WorkerCommandOptions extends ConnectionOptions {
   queue: string[];

@@ -14,7 +14,7 @@ import type { Command } from 'commander';
 import { collect, type ConnectionOptions, connectionOptions, epochArg, durationArg, fail, intArg, nonNegativeIntArg, out, withClient } from './cli-common.js';
 import { toJson } from './format.js';
 import { stepTree, workflowRunLine } from './workflow-format.js';
-import type { WorkflowDefinitionInput, WorkflowRunStateName } from './workflow-types.js';
+import type { WorkflowDefinitionInput, WorkflowRunStateName } from '@timelane/client';
 import { addRecurrenceOptions, recurrenceFromOptions, type RecurrenceOptions } from './cli-recurrence.js';
 
 interface StartOptions extends ConnectionOptions {

@@ -1,7 +1,7 @@
 /** Text and JSON rendering for the CLI. Pure functions. */
 import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
-import { formatDuration } from './duration.js';
-import type { JobInfo, RunInfo } from './types.js';
+import { formatDuration } from '@timelane/client';
+import type { JobInfo, RunInfo } from '@timelane/client';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -1,7 +1,7 @@
 /** Text rendering and merging for `timelane ops …`. Pure functions. */
-import { formatDuration } from './duration.js';
+import { formatDuration } from '@timelane/client';
 import { iso, table } from './format.js';
-import type { MemberInfo, ShardInfo, ShardMoveInfo } from './types.js';
+import type { MemberInfo, ShardInfo, ShardMoveInfo } from '@timelane/client';
 
 /** A shard as `ops shards` shows it: runs in window taken from its owner, null when the owner could not be asked. */
 export interface ShardView extends Omit<ShardInfo, 'runsInWindow'> {

@@ -1,7 +1,7 @@
 /** Text rendering of recurring jobs for the CLI (`jobs`, `get` of a recurring job). Pure functions. */
-import { formatDuration } from './duration.js';
+import { formatDuration } from '@timelane/client';
 import { clip, iso, isoRelative, keyValues, table } from './format.js';
-import type { JobCounts, JobInfo, RecurrenceInfo, RunInfo } from './types.js';
+import type { JobCounts, JobInfo, RecurrenceInfo, RunInfo } from '@timelane/client';
 
 /** The cadence in one phrase: "cron 0 9 * * 1-5 (Europe/Paris)", "every 15m at +5m". */
 export function cadenceText(r: RecurrenceInfo): string {

@@ -4,7 +4,7 @@
  * parent; a step with more parents says so ("after: b, c"), so every step
  * appears exactly once.
  */
-import type { WorkflowRunInfo, WorkflowStepInfo } from './workflow-types.js';
+import type { WorkflowRunInfo, WorkflowStepInfo } from '@timelane/client';
 import { clip, iso } from './format.js';
 
 export function workflowRunLine(r: WorkflowRunInfo): string {

@@ -13,10 +13,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { DaemonProcess, type DaemonLogLine } from '../../ops/local/daemon-process.js';
-import { TimelaneClient } from '../../clients/client.js';
-import { createWorker, type Worker } from '../../clients/worker.js';
-import { wallNowMs } from '../../clients/clock.js';
-import type { ShardInfo } from '../../clients/types.js';
+import { createWorker, type ShardInfo, TimelaneClient, wallNowMs, type Worker } from '@timelane/client';
 import { onExitKill, type Resources } from './resources.js';
 import type { BenchDatabase } from './infra.js';
 

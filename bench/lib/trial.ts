@@ -26,8 +26,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { DaemonProcess } from '../../ops/local/daemon-process.js';
-import { TimelaneClient } from '../../clients/client.js';
-import type { ScheduleInput } from '../../clients/types.js';
+import { type ScheduleInput, TimelaneClient } from '@timelane/client';
 import type { BenchOptions, Pattern } from './args.js';
 import { daemonEnv, freePort, killStrayDaemons, waitFor } from './bench-daemon.js';
 import { benchRedisPrefix, createBenchDatabase } from './infra.js';

@@ -25,7 +25,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { DaemonProcess, type DaemonLogLine } from '../../ops/local/daemon-process.js';
-import { TimelaneClient } from '../../clients/client.js';
+import { TimelaneClient } from '@timelane/client';
 import type { BenchOptions } from './args.js';
 import { daemonEnv, freePort, killStrayDaemons, waitFor } from './bench-daemon.js';
 import { benchRedisPrefix, createBenchDatabase, type BenchDatabase } from './infra.js';

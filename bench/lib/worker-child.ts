@@ -9,8 +9,7 @@
  * IPC in: {t:'flush'} | {t:'close'} (closes the worker and exits).
  * It also exits when the parent goes away (IPC disconnect).
  */
-import { createWorker } from '../../clients/worker.js';
-import { wallNowMs } from '../../clients/clock.js';
+import { createWorker, wallNowMs } from '@timelane/client';
 import { receiptNowMs } from './receipt-clock.js';
 
 type ParentMessage = { t: 'flush' } | { t: 'close' };

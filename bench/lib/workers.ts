@@ -7,8 +7,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createWorker, type Worker } from '../../clients/worker.js';
-import { wallNowMs } from '../../clients/clock.js';
+import { createWorker, wallNowMs, type Worker } from '@timelane/client';
 import { receiptNowMs } from './receipt-clock.js';
 import { Receipts } from './receipts.js';
 import { onExitKill, type Resources } from './resources.js';

@@ -4,7 +4,7 @@
  * moves, drains and rebalances run in the background (OperationLog) and
  * answer 202 with the operation to follow.
  */
-import type { JobInfo, RunInfo, ReplayResult } from '../../clients/types.js';
+import type { JobInfo, RunInfo, ReplayResult } from '@timelane/client';
 import type { ApiContext, ApiRequest } from './api-context.js';
 import { BadRequest } from './http-errors.js';
 import type { OperationView } from './operations.js';

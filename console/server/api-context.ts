@@ -1,6 +1,6 @@
 /** What the JSON API's handlers are given: this member's local view, the console's own state, and per request the caller's API session. */
 import type { IncomingMessage } from 'node:http';
-import type { TimelaneClient } from '../../clients/client.js';
+import type { TimelaneClient } from '@timelane/client';
 import type { MetricsHistory } from './metrics-history.js';
 import type { OperationLog } from './operations.js';
 import type { QueueStatsReader } from './queue-stats.js';

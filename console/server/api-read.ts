@@ -4,7 +4,7 @@
  * overview, this member's sampled metrics.
  */
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import type { JobInfo, MemberInfo, RunInfo, RunStatusName, ShardInfo } from '../../clients/types.js';
+import type { JobInfo, MemberInfo, RunInfo, RunStatusName, ShardInfo } from '@timelane/client';
 import type { ApiContext, ApiRequest } from './api-context.js';
 import { BadRequest } from './http-errors.js';
 import type { LagHistogram, MetricsSeries, MetricsSample } from './metrics-history.js';

@@ -4,7 +4,8 @@
  * client, exactly as the CLI does — with the caller's own bearer token, so
  * the daemon's gate decides what each person may see and do. It lives
  * outside daemon/ because it is a client of the API, not a part of the
- * engine: it imports clients/ and nothing from daemon/; the daemon only
+ * engine: it imports the client library (@timelane/client) and nothing from
+ * daemon/; the daemon only
  * starts it with its gRPC address, its metrics registry, its TLS files and
  * a read-only local view.
  *
@@ -21,7 +22,7 @@ import path from 'node:path';
 import type { SecureContextOptions } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import type { Registry } from 'prom-client';
-import { TimelaneClient, type TimelaneClientOptions } from '../../clients/client.js';
+import { TimelaneClient, type TimelaneClientOptions } from '@timelane/client';
 import { toJson } from '../../clients/format.js';
 import type { ApiContext, LocalMemberView } from './api-context.js';
 import { BadRequest, errorAnswer, Unauthenticated } from './http-errors.js';

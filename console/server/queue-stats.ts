@@ -12,8 +12,7 @@
  * read per CACHE_MS whatever the number of open consoles, queue names
  * re-read every NAMES_CACHE_MS.
  */
-import type { TimelaneClient } from '../../clients/client.js';
-import type { QueueLimitsInfo, RunStatusName } from '../../clients/types.js';
+import type { QueueLimitsInfo, RunStatusName, TimelaneClient } from '@timelane/client';
 
 /** Most runs counted for a live status (and read for the due-soon histogram). */
 export const LIVE_CAP = 1000;

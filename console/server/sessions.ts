@@ -14,7 +14,7 @@
  *   map keys are hashes).
  */
 import { createHash } from 'node:crypto';
-import type { TimelaneClient } from '../../clients/client.js';
+import type { TimelaneClient } from '@timelane/client';
 import { QueueStatsReader } from './queue-stats.js';
 
 const MAX_SESSIONS = 32;

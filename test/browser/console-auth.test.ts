@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TimelaneClient, tlsCredentials } from '../../clients/index.js';
+import { TimelaneClient, tlsCredentials } from '@timelane/client';
 import { hashToken } from '../../daemon/security/credentials-file.js';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { closeBrowser, HAS_CHROMIUM, launchBrowser, screenshot, SKIP_MESSAGE } from '../helpers/browser.js';

@@ -9,9 +9,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TimelaneClient } from '../../clients/index.js';
-import { timelaneV1 } from '../../clients/proto.js';
-import { newWorkerClient } from '../../clients/work-stream.js';
+import { type TimelaneClient, timelaneV1 } from '@timelane/client';
+import { newWorkerClient } from '../../clients/typescript/src/work-stream.js';
 import type { SchedulerClient } from '../../proto/gen/timelane/v1/Scheduler.js';
 import type { ScheduleRequest } from '../../proto/gen/timelane/v1/ScheduleRequest.js';
 import type { WorkResponse__Output } from '../../proto/gen/timelane/v1/WorkResponse.js';

@@ -8,8 +8,7 @@
  * worker reconnects on its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TimelaneClient } from '../../clients/index.js';
-import type { AckInfo, RunInfo, ScheduleInput } from '../../clients/types.js';
+import type { AckInfo, RunInfo, ScheduleInput, TimelaneClient } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';

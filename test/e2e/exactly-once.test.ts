@@ -18,13 +18,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureSchema, exactlyOnce } from '../../clients/exactly-once.js';
-import type { TimelaneClient } from '../../clients/index.js';
-import type { RunInfo, ScheduleInput } from '../../clients/types.js';
-import { cliPath, type DaemonProcess } from '../../ops/local/daemon-process.js';
+import { ensureSchema, exactlyOnce } from '@timelane/client/exactly-once';
+import type { RunInfo, ScheduleInput, TimelaneClient } from '@timelane/client';
+import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { ADMIN_URL, createTestDatabase, uniqueName, type TestDatabase } from '../helpers/db.js';
 import { closeClient, daemonProblems, openClient, startDaemon, stopDaemon, waitForOwnedShards, waitUntil } from '../helpers/e2e.js';
 import { track, untrack } from '../helpers/tracked.js';
@@ -175,8 +174,7 @@ beforeAll(async () => {
   daemon = await startDaemon({ databaseUrl: db.url, args: ['--member-id', 'exactly-once', '--reap-interval-ms', '200'] });
   client = openClient(daemon.address);
   expect(await waitForOwnedShards(client, SHARDS)).toBe(true);
-  const distClients = pathToFileURL(`${path.dirname(cliPath())}/`).href;
-  fleet = new WorkerFleet([distClients, daemon.address, appUrl(), EFFECTS_TABLE, markers], [HELPER, NAIVE, RETRY]);
+  fleet = new WorkerFleet([daemon.address, appUrl(), EFFECTS_TABLE, markers], [HELPER, NAIVE, RETRY]);
   fleet.start(FLEET);
   // Each worker ran ensureSchema (concurrently: the advisory lock keeps them from racing).
   expect(await waitUntil(() => fleet!.of('ready').length === FLEET, 20_000), fleet.errors).toBe(true);

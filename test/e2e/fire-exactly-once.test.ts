@@ -5,8 +5,7 @@
  * sampled runs completed. Once with Redis leases, once with Postgres leases.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TimelaneClient } from '../../clients/index.js';
-import type { ScheduleInput } from '../../clients/types.js';
+import type { ScheduleInput, TimelaneClient } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';

@@ -14,7 +14,7 @@ import type { MessageTypeDefinition as MessageDef, PackageDefinition } from '@gr
 type MessageTypeDefinition = MessageDef<object, object>;
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadTimelaneProto } from '../../clients/proto.js';
+import { loadTimelaneProto } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { collectRuns, daemonProblems, openClient, startDaemon, stopDaemon, waitUntil, closeClient } from '../helpers/e2e.js';

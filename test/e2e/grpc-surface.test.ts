@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { service as healthServiceDefinition } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TimelaneClient } from '../../clients/index.js';
+import type { TimelaneClient } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';

@@ -9,8 +9,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TimelaneClient } from '../../clients/index.js';
-import type { AckInfo, ScheduleInput } from '../../clients/types.js';
+import type { AckInfo, ScheduleInput, TimelaneClient } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { PrivatePostgres } from '../helpers/private-postgres.js';
 import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';

@@ -9,8 +9,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorker, type TimelaneClient, type Worker } from '../../clients/index.js';
-import { timelaneV1 } from '../../clients/proto.js';
+import { createWorker, type TimelaneClient, timelaneV1, type Worker } from '@timelane/client';
 import type { AdminClient } from '../../proto/gen/timelane/v1/Admin.js';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';

@@ -6,9 +6,7 @@
  * lease alive; Fail retries (attempt 2, same key) or dead-letters.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TimelaneClient } from '../../clients/index.js';
-import type { DeliveredRunInfo, ScheduleInput } from '../../clients/types.js';
-import type { WorkStream } from '../../clients/work-stream.js';
+import type { DeliveredRunInfo, ScheduleInput, TimelaneClient, WorkStream } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import {

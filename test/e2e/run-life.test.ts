@@ -10,8 +10,15 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CancelledError, createWorker, NonRetryableError, type DeliveredRunInfo, type TimelaneClient, type Worker } from '../../clients/index.js';
-import { timelaneV1 } from '../../clients/proto.js';
+import {
+  CancelledError,
+  createWorker,
+  type DeliveredRunInfo,
+  NonRetryableError,
+  type TimelaneClient,
+  timelaneV1,
+  type Worker,
+} from '@timelane/client';
 import type { SchedulerClient } from '../../proto/gen/timelane/v1/Scheduler.js';
 import type { AdminClient } from '../../proto/gen/timelane/v1/Admin.js';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';

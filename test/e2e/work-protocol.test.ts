@@ -12,8 +12,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TimelaneClient } from '../../clients/index.js';
-import { timelaneV1 } from '../../clients/proto.js';
+import { type TimelaneClient, timelaneV1 } from '@timelane/client';
 import type { WorkerClient } from '../../proto/gen/timelane/v1/Worker.js';
 import type { WorkRequest } from '../../proto/gen/timelane/v1/WorkRequest.js';
 import type { WorkResponse__Output } from '../../proto/gen/timelane/v1/WorkResponse.js';

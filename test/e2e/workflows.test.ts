@@ -18,11 +18,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveredRunInfo, TimelaneClient, WorkerContext } from '../../clients/index.js';
-import { NonRetryableError } from '../../clients/index.js';
-import type { WorkflowDefinitionInput, WorkflowRunInfo, WorkflowRunWithSteps } from '../../clients/workflow-types.js';
+import {
+  type DeliveredRunInfo,
+  NonRetryableError,
+  type TimelaneClient,
+  timelaneV1,
+  type WorkerContext,
+  type WorkflowDefinitionInput,
+  type WorkflowRunInfo,
+  type WorkflowRunWithSteps,
+} from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
-import { timelaneV1 } from '../../clients/proto.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
 import {

@@ -11,7 +11,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
-import type { TimelaneClient } from '../../clients/index.js';
+import type { TimelaneClient } from '@timelane/client';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { closeClient, collectRuns, openClient, sleep, startDaemon, stopDaemon, waitForOwnedShards, waitUntil, type RecordingWorker } from '../helpers/e2e.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';

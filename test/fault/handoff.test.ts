@@ -13,7 +13,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadTimelaneProto } from '../../clients/proto.js';
+import { loadTimelaneProto } from '@timelane/client';
 import type { AdminClient } from '../../proto/gen/timelane/v1/Admin.js';
 import { TestCluster, sleep, type ShardRowInfo } from '../helpers/cluster.js';
 import { waitUntil } from '../helpers/e2e.js';

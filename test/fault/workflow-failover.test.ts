@@ -16,9 +16,7 @@
  * had finished.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorker, NonRetryableError, type Worker } from '../../clients/index.js';
-import type { DeliveredRunInfo } from '../../clients/types.js';
-import type { WorkflowStepInput } from '../../clients/workflow-types.js';
+import { createWorker, type DeliveredRunInfo, NonRetryableError, type Worker, type WorkflowStepInput } from '@timelane/client';
 import { TestCluster, sleep } from '../helpers/cluster.js';
 import { waitUntil } from '../helpers/e2e.js';
 import { track, untrack } from '../helpers/tracked.js';

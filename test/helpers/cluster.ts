@@ -17,8 +17,7 @@
  */
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createWorker, TimelaneClient, type Worker } from '../../clients/index.js';
-import type { DeliveredRunInfo, DeliveryModeName, ScheduleInput } from '../../clients/types.js';
+import { createWorker, type DeliveredRunInfo, type DeliveryModeName, type ScheduleInput, TimelaneClient, type Worker } from '@timelane/client';
 import type { DaemonLogLine, DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createPool } from '../../daemon/db/pool.js';
 import { createTestDatabase, type TestDatabase } from './db.js';

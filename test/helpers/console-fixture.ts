@@ -5,7 +5,7 @@
  * letter), an interval job firing every second, a daily cron job nobody
  * works, and runs due in the next minutes.
  */
-import { NonRetryableError, type TimelaneClient } from '../../clients/index.js';
+import { NonRetryableError, type TimelaneClient } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { closeClient, collectRuns, openClient, startDaemon, stopDaemon, waitForOwnedShards, waitUntil, type RecordingWorker } from './e2e.js';

@@ -9,9 +9,16 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client as GrpcClient, ServiceError } from '@grpc/grpc-js';
 import { DaemonProcess, type DaemonProcessOptions } from '../../ops/local/daemon-process.js';
-import { createWorker, TimelaneClient, type Worker, type WorkerOptions } from '../../clients/index.js';
-import type { DeliveredRunInfo } from '../../clients/types.js';
-import { openWorkStream, type SubscribeOptions, type WorkStream } from '../../clients/work-stream.js';
+import {
+  createWorker,
+  type DeliveredRunInfo,
+  openWorkStream,
+  type SubscribeOptions,
+  TimelaneClient,
+  type Worker,
+  type WorkerOptions,
+  type WorkStream,
+} from '@timelane/client';
 import { track, untrack } from './tracked.js';
 
 export { sleep };

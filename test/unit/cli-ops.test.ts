@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { registerOpsCommands, type OpsActions } from '../../clients/cli-ops.js';
-import { candidateOrder, memberAddresses, planStreams, splitHostPort } from '../../clients/discovery.js';
+import { candidateOrder, memberAddresses, planStreams, splitHostPort } from '../../clients/typescript/src/discovery.js';
 import {
   isMoving,
   membersTable,
@@ -14,7 +14,7 @@ import {
   shardsSummary,
   shardsTable,
 } from '../../clients/ops-format.js';
-import type { MemberInfo, ShardInfo } from '../../clients/types.js';
+import type { MemberInfo, ShardInfo } from '@timelane/client';
 
 function shard(n: number, over: Partial<ShardInfo> = {}): ShardInfo {
   return {

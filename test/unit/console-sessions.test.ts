@@ -3,7 +3,7 @@
  * hash), reused while in use, the least recently used closed past the cap.
  */
 import { describe, expect, it } from 'vitest';
-import type { TimelaneClient } from '../../clients/client.js';
+import type { TimelaneClient } from '@timelane/client';
 import { ApiSessions } from '../../console/server/sessions.js';
 
 interface FakeClient {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration, parseInstant } from '../../clients/duration.js';
+import { formatDuration, parseDuration, parseInstant } from '@timelane/client';
 
 describe('parseDuration', () => {
   it.each([

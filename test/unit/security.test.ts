@@ -6,7 +6,7 @@
  */
 import { Metadata, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { loadTimelaneProto } from '../../clients/proto.js';
+import { loadTimelaneProto } from '@timelane/client';
 import { decide } from '../../daemon/security/authorize.js';
 import { hashToken, newToken, parseCredentials } from '../../daemon/security/credentials-file.js';
 import { METHOD_PERMISSIONS, permissionOf, roleAllows } from '../../daemon/security/permissions.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { TimelaneError } from '../../daemon/errors.js';
 import { fromStored, orderSteps, planSteps, sameDefinition, toStored, type StepSpec } from '../../daemon/workflows/definition.js';
 import { stepTree } from '../../clients/workflow-format.js';
-import type { WorkflowStepInfo } from '../../clients/workflow-types.js';
+import type { WorkflowStepInfo } from '@timelane/client';
 
 function step(name: string, after: string[] = []): StepSpec {
   return { name, queue: 'q', payload: Buffer.from(name), priority: 0, delivery: 'at_least_once', maxAttempts: 3, initialBackoffMs: 1000, maxBackoffMs: 300000, leaseMs: 30000, after };

@@ -18,7 +18,7 @@
  */
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { wallNowMs } from '../../../clients/clock.js';
+import { wallNowMs } from '@timelane/client';
 import { deleteRedisPrefix, randomSuffix } from '../infra.js';
 import { Resources } from '../resources.js';
 import { sendInChunks } from './chunks.js';

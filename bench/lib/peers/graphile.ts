@@ -17,7 +17,7 @@
  * cheap indexed query per interval with the local queue).
  */
 import { Logger, makeWorkerUtils, run, type Runner, type WorkerUtils } from 'graphile-worker';
-import { wallNowMs } from '../../../clients/clock.js';
+import { wallNowMs } from '@timelane/client';
 import { Resources } from '../resources.js';
 import { sendInChunks } from './chunks.js';
 import { createPeerDatabase, type PeerDatabase } from './database.js';

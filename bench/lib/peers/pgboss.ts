@@ -15,7 +15,7 @@
  * maintenance (supervise) on, as deployed.
  */
 import PgBoss from 'pg-boss';
-import { wallNowMs } from '../../../clients/clock.js';
+import { wallNowMs } from '@timelane/client';
 import { Resources } from '../resources.js';
 import { sendInChunks } from './chunks.js';
 import { createPeerDatabase, type PeerDatabase } from './database.js';

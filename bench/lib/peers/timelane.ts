@@ -10,7 +10,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createWorker, TimelaneClient, type Worker } from '../../../clients/index.js';
+import { createWorker, TimelaneClient, type Worker } from '@timelane/client';
 import { receiptNowMs } from '../receipt-clock.js';
 import { DaemonProcess } from '../../../ops/local/daemon-process.js';
 import { benchRedisPrefix, createBenchDatabase, type BenchDatabase } from '../infra.js';

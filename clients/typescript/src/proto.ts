@@ -1,7 +1,10 @@
 /**
- * Loads the timelane v1 proto at run time, once, for both the clients and the
- * daemon's server. The file is found by walking up from this module, so it
- * works from the sources (clients/) and from the build (dist/clients/).
+ * Loads the timelane v1 proto at run time, once, for the client and the
+ * worker. The file is found by walking up from this module: the package
+ * ships it in its proto/ (scripts/sync-proto.mjs copies it there), so it
+ * works from the build (dist/src/) as from the sources (src/); in a
+ * repository checkout without that copy the walk ends at the shared proto/.
+ * (The daemon has its own loader, daemon/grpc/proto.ts.)
  *
  * Loader options match how proto/gen was generated
  * (`--longs=String --enums=String --defaults --oneofs`): int64 fields are

@@ -1,4 +1,9 @@
-/** Public API of the timelane client library. */
+/**
+ * Public API of the timelane client library (`@timelane/client`). The
+ * exactly-once helpers, which work on the application's own Postgres, are
+ * the separate entry point `@timelane/client/exactly-once`, so that this one
+ * names no type from `pg`.
+ */
 export { TimelaneClient, DEFAULT_ADDRESS, type TimelaneClientOptions } from './client.js';
 export { tlsCredentials, bearerInterceptor, connectionFromEnv, type TlsOptions } from './credentials.js';
 export {
@@ -13,17 +18,8 @@ export {
 } from './worker.js';
 export { openWorkStream, WorkStream, type SubscribeOptions, type StreamEnd, type WorkStreamOptions, type SubscribedInfo } from './work-stream.js';
 export { parseDuration, parseInstant, formatDuration } from './duration.js';
+export { memberAddresses } from './discovery.js';
+export { wallNowMs } from './clock.js';
 export { loadTimelaneProto, timelaneV1, type LoadedTimelaneProto, type TimelaneV1 } from './proto.js';
 export type * from './types.js';
 export type * from './workflow-types.js';
-export {
-  exactlyOnce,
-  applyOnce,
-  ensureSchema,
-  DEFAULT_EFFECTS_TABLE,
-  type ExactlyOnceOptions,
-  type ExactlyOnceHandlerOptions,
-  type ExactlyOnceOutcome,
-  type AppliedEffect,
-  type Effect,
-} from './exactly-once.js';
