@@ -5,7 +5,7 @@
 // migrations are read from the package root at run time.)
 import { chmodSync, cpSync, existsSync, mkdirSync } from 'node:fs';
 const root = new URL('../', import.meta.url);
-const cli = new URL('dist/clients/cli.js', root);
+const cli = new URL('dist/clients/cli/cli.js', root);
 if (existsSync(cli)) chmodSync(cli, 0o755);
 
 const web = new URL('dist/console/web/', root);

@@ -23,7 +23,7 @@ import type { SecureContextOptions } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import type { Registry } from 'prom-client';
 import { TimelaneClient, type TimelaneClientOptions } from '@timelane/client';
-import { toJson } from '../../clients/format.js';
+import { toJson } from '../../clients/cli/format.js';
 import type { ApiContext, LocalMemberView } from './api-context.js';
 import { BadRequest, errorAnswer, Unauthenticated } from './http-errors.js';
 import { MetricsHistory } from './metrics-history.js';

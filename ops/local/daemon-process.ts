@@ -28,14 +28,14 @@ export interface DaemonLogLine {
   [k: string]: unknown;
 }
 
-/** Finds dist/clients/cli.js from the sources or from dist. */
+/** Finds dist/clients/cli/cli.js from the sources or from dist. */
 export function cliPath(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
-    const candidate = path.join(dir, 'dist', 'clients', 'cli.js');
+    const candidate = path.join(dir, 'dist', 'clients', 'cli', 'cli.js');
     if (existsSync(candidate)) return candidate;
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('dist/clients/cli.js not found: run `npm run build` first');
+    if (parent === dir) throw new Error('dist/clients/cli/cli.js not found: run `npm run build` first');
     dir = parent;
   }
 }

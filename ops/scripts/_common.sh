@@ -1,7 +1,7 @@
 # Shared helpers of the ops scripts (sourced, not run).
 #
 # The CLI is, in order: $TIMELANE_BIN (a command line, e.g. "npx timelane"),
-# the build next to these scripts (../../dist/clients/cli.js, run with node),
+# the build next to these scripts (../../dist/clients/cli/cli.js, run with node),
 # or `timelane` on PATH.
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -12,8 +12,8 @@ resolve_cli() {
   if [[ -n "${TIMELANE_BIN:-}" ]]; then
     # shellcheck disable=SC2206 # TIMELANE_BIN may hold a command and its arguments
     TIMELANE_CMD=($TIMELANE_BIN)
-  elif [[ -f "$REPO_DIR/dist/clients/cli.js" ]]; then
-    TIMELANE_CMD=(node "$REPO_DIR/dist/clients/cli.js")
+  elif [[ -f "$REPO_DIR/dist/clients/cli/cli.js" ]]; then
+    TIMELANE_CMD=(node "$REPO_DIR/dist/clients/cli/cli.js")
   elif command -v timelane >/dev/null 2>&1; then
     TIMELANE_CMD=("$(command -v timelane)")
   else

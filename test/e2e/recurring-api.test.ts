@@ -45,7 +45,7 @@ const DAY = 86_400_000;
 /** How late a delivery may reach the worker after its due time. */
 const MAX_LATE_MS = 500;
 const QUEUES = ['rec-interval', 'rec-cron', 'rec-ops', 'rec-list', 'rec-bad', 'rec-cli', 'rec-after'];
-const CLI = fileURLToPath(new URL('../../dist/clients/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/clients/cli/cli.js', import.meta.url));
 const { INVALID_ARGUMENT, FAILED_PRECONDITION } = grpc.status;
 
 let db: TestDatabase;

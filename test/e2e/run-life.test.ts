@@ -27,7 +27,7 @@ import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis
 import { closeClient, closeGrpcClient, daemonProblems, grpcError, openClient, startDaemon, stopDaemon, waitUntil } from '../helpers/e2e.js';
 import { track, untrack } from '../helpers/tracked.js';
 
-const CLI = fileURLToPath(new URL('../../dist/clients/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/clients/cli/cli.js', import.meta.url));
 
 let db: TestDatabase;
 const prefix = redisPrefix();

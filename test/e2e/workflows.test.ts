@@ -46,7 +46,7 @@ import {
 
 const SHARDS = 4;
 const QUEUE = 'wf-e2e';
-const CLI = fileURLToPath(new URL('../../dist/clients/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/clients/cli/cli.js', import.meta.url));
 const { INVALID_ARGUMENT, FAILED_PRECONDITION, NOT_FOUND } = grpc.status;
 
 let db: TestDatabase;

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { registerOpsCommands, type OpsActions } from '../../clients/cli-ops.js';
+import { registerOpsCommands, type OpsActions } from '../../clients/cli/cli-ops.js';
 import { candidateOrder, memberAddresses, planStreams, splitHostPort } from '../../clients/typescript/src/discovery.js';
 import {
   isMoving,
@@ -13,7 +13,7 @@ import {
   perMemberLines,
   shardsSummary,
   shardsTable,
-} from '../../clients/ops-format.js';
+} from '../../clients/cli/ops-format.js';
 import type { MemberInfo, ShardInfo } from '@timelane/client';
 
 function shard(n: number, over: Partial<ShardInfo> = {}): ShardInfo {

@@ -22,7 +22,7 @@ import { LIVENESS_SERVICE } from '../../daemon/grpc/server.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const K8S_DIR = path.join(ROOT, 'ops/k8s');
 const SYSTEMD_DIR = path.join(ROOT, 'ops/systemd');
-const CLI = 'dist/clients/cli.js';
+const CLI = 'dist/clients/cli/cli.js';
 
 const SPEC_BY_FLAG = new Map(OPTION_SPECS.map((s) => [s.flag.split(' ')[0], s]));
 const OPTION_ENV = OPTION_SPECS.map((s) => s.env);
@@ -366,11 +366,11 @@ describe('ops/systemd', () => {
     }),
   );
 
-  it('ExecStart runs `node …/dist/clients/cli.js daemon` with known flags', () => {
+  it('ExecStart runs `node …/dist/clients/cli/cli.js daemon` with known flags', () => {
     const [exec] = values('ExecStart');
     const argv = exec.split(/\s+/);
     expect(argv[0]).toBe('/usr/bin/node');
-    expect(argv[1]).toMatch(/\/dist\/clients\/cli\.js$/);
+    expect(argv[1]).toMatch(/\/dist\/clients\/cli\/cli\.js$/);
     expect(SUBCOMMAND_FLAGS.has(argv[2])).toBe(true);
     expect(argv[2]).toBe('daemon');
     for (const flag of flagTokens(argv.slice(3).join(' '))) expect(DAEMON_FLAGS).toContain(flag);

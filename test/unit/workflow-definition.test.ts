@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { TimelaneError } from '../../daemon/errors.js';
 import { fromStored, orderSteps, planSteps, sameDefinition, toStored, type StepSpec } from '../../daemon/workflows/definition.js';
-import { stepTree } from '../../clients/workflow-format.js';
+import { stepTree } from '../../clients/cli/workflow-format.js';
 import type { WorkflowStepInfo } from '@timelane/client';
 
 function step(name: string, after: string[] = []): StepSpec {

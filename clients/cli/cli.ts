@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /**
  * The `timelane` command. Server commands (daemon, dev, migrate) come from
- * daemon/commands.ts; the client commands live in clients/cli-*.ts.
+ * daemon/commands.ts; the client commands live in clients/cli/cli-*.ts and
+ * use the client library, @timelane/client, like any application.
  */
 import { Command } from 'commander';
-import { registerDaemonCommands } from '../daemon/commands.js';
+import { registerDaemonCommands } from '../../daemon/commands.js';
 import { registerClientCommands } from './cli-commands.js';
 import { registerJobCommands } from './cli-jobs.js';
 import { registerDeadLetterCommands } from './cli-dead.js';
