@@ -2,7 +2,7 @@
  * The wall clock the bench's workers stamp receipts with (lag = receipt −
  * due_at, and `early` = receipts before due_at).
  *
- * clients/clock.ts pairs Date.now() with performance.now() once and
+ * clients/typescript/src/clock.ts pairs Date.now() with performance.now() once and
  * re-anchors only when the estimate strays more than 1 ms from Date.now(): a
  * pairing taken while the process was preempted stays up to 1 ms off for
  * good. Measured here: in one steady trial at 1000/s every receipt read

@@ -14,7 +14,7 @@
  *
  * Figures: received = distinct jobs received; lost = scheduled − received;
  * duplicates = receipts − distinct; early = receipts before due (the
- * receipt clock, clients/clock.ts, is exact to about ±1 ms); lag =
+ * receipt clock, clients/typescript/src/clock.ts, is exact to about ±1 ms); lag =
  * first receipt − due (ms, nearest rank); throughput = received ÷ (last
  * receipt − t0).
  */

@@ -22,7 +22,7 @@ export interface PeerJob {
   dueAtMs: number;
 }
 
-/** Called by the consumer as each job arrives, before it completes it: wall clock, sub-ms (clients/clock.ts). */
+/** Called by the consumer as each job arrives, before it completes it: wall clock, sub-ms (wallNowMs of @timelane/client). */
 export type OnReceipt = (index: number, receivedAtMs: number) => void;
 
 /** Called by schedule() as each chunk of jobs is acknowledged by the system (in any order). */
