@@ -1,8 +1,8 @@
 /**
  * The CLI's client commands: schedule, get (alias job), run, runs, cancel,
  * reschedule. Recurring jobs: `schedule --cron/--every` (options in
- * clients/cli-recurrence.ts), the other verbs in clients/cli-jobs.ts; shards
- * and members: clients/cli-ops.ts.
+ * cli-recurrence.ts), the other verbs in cli-jobs.ts; shards and members:
+ * cli-ops.ts.
  */
 import { Command, Option } from 'commander';
 import {

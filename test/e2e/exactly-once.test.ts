@@ -1,5 +1,5 @@
 /**
- * End to end: exactly-once effects (clients/exactly-once.ts) while worker
+ * End to end: exactly-once effects (@timelane/client/exactly-once) while worker
  * processes die between COMMIT and their answer.
  *
  * One daemon (child process, real gRPC), "the user's Postgres" (a database

@@ -1,6 +1,6 @@
 /**
  * Conversions between the wire messages (proto/gen types, as loaded with
- * longs/enums as strings) and the library's plain shapes (clients/types.ts).
+ * longs/enums as strings) and the library's plain shapes (types.ts).
  */
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { Ack__Output } from '../proto/gen/timelane/v1/Ack.js';

@@ -10,7 +10,7 @@
  *   list have theirs closed gracefully (handlers finish and answer first).
  * - otherwise one stream per given address: one localhost address is sidecar
  *   mode, a fixed list is a static cluster.
- * Each address gets its own session (clients/worker-session.ts) with its own
+ * Each address gets its own session (worker-session.ts) with its own
  * credit of `concurrency`.
  *
  * A handler that resolves completes the run; one that throws fails it,
