@@ -282,9 +282,9 @@ export class TimelaneClient {
   async backfillJob(jobId: string, range: BackfillInput): Promise<BackfillResult> {
     const fromMs = epochMs('from', range.from);
     const toMs = epochMs('to', range.to);
-    const req = { jobId, fromMs, toMs, maxRuns: range.maxRuns === undefined ? 0 : uint32('maxRuns', range.maxRuns) };
+    const req = { jobId, fromMs, toMs, maxRuns: range.maxRuns === undefined ? 0 : uint32('maxRuns', range.maxRuns), dryRun: range.dryRun ?? false };
     const res = await this.call<BackfillJobOut>((o, cb) => this.scheduler.backfillJob(req, o, cb));
-    return { created: res.created, alreadyExisted: res.alreadyExisted };
+    return { created: res.created, alreadyExisted: res.alreadyExisted, occurrences: res.occurrences };
   }
 
   async getRun(runId: string): Promise<RunInfo> {

@@ -139,8 +139,8 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
     BackfillJob: unary(ctx, async (req, _call, t) => {
       const id = await checkJob(t, v.jobId('job_id', req.jobId));
       const range = v.backfillRange(req.fromMs, req.toMs, req.maxRuns, ctx.wallNow());
-      const { created, existed } = await ctx.recurring.backfill(id, range.fromMs, range.toMs, range.maxRuns);
-      return { created, alreadyExisted: existed };
+      const { created, existed, occurrences } = await ctx.recurring.backfill(id, range.fromMs, range.toMs, range.maxRuns, req.dryRun);
+      return { created, alreadyExisted: existed, occurrences };
     }),
     GetRun: unary(ctx, async (req, _call, t) => {
       const id = v.runId('run_id', req.runId);
