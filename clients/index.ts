@@ -14,6 +14,7 @@ export {
 export { openWorkStream, WorkStream, type SubscribeOptions, type StreamEnd, type WorkStreamOptions, type SubscribedInfo } from './work-stream.js';
 export { parseDuration, parseInstant, formatDuration } from './duration.js';
 export { loadTimelaneProto, timelaneV1, type LoadedTimelaneProto, type TimelaneV1 } from './proto.js';
+export { runContext, parseTraceparent, formatTraceparent } from './tracing.js';
 export type * from './types.js';
 export type * from './workflow-types.js';
 export {

@@ -525,6 +525,13 @@ export interface DeliveredRunInfo {
   workflow: WorkflowStepDeliveryInfo | null;
   /** Recurring jobs: the occurrence's nominal time; 0 otherwise. */
   nominalAtMs: number;
+  /**
+   * The run's trace context (W3C `traceparent`; empty when it carries none):
+   * createWorker's handler runs in a span that is its child (clients/tracing.ts).
+   */
+  traceparent: string;
+  /** W3C `tracestate` that goes with it; usually empty. */
+  tracestate: string;
 }
 
 /** The daemon's answer to a Complete, Fail or Heartbeat. */

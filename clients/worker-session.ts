@@ -40,6 +40,7 @@ import type { WorkRequest } from '../proto/gen/timelane/v1/WorkRequest.js';
 import type { WorkerClient } from '../proto/gen/timelane/v1/Worker.js';
 import type { AckInfo, DeliveredRunInfo, DeliveryRefInfo } from './types.js';
 import { WorkStream, newWorkerClient, type StreamEnd } from './work-stream.js';
+import { traceRun } from './tracing.js';
 
 export interface WorkerContext {
   /** Extends the run's lease (at-least-once) and reports progress (0..1) and a checkpoint (≤ 64 KiB). */
@@ -261,7 +262,8 @@ export class WorkerSession {
     const every = this.opts.heartbeatEveryMs;
     const timer = every ? setInterval(() => heartbeat(), every) : undefined;
     try {
-      const result = await this.opts.handler(run, { heartbeat, signal: entry.controller.signal });
+      // In a span that continues the run's trace (a no-op without an OpenTelemetry SDK).
+      const result = await traceRun(run, () => this.opts.handler(run, { heartbeat, signal: entry.controller.signal }));
       clearInterval(timer);
       const output = run.workflow ? outputBytes(result) : null;
       this.opts.stats.completed++;
