@@ -70,6 +70,11 @@ export interface DaemonConfig {
   logLevel: string;
   /** Log format: json (production) or pretty (human-readable, `timelane dev`'s default). */
   logFormat: string;
+  /**
+   * OTLP/HTTP URL spans are exported to (README, Tracing). Empty: tracing is
+   * off unless OTEL_EXPORTER_OTLP_ENDPOINT is set, and then no tracing SDK is loaded.
+   */
+  otlpTracesEndpoint: string;
   /** PEM certificate and key of the gRPC and metrics listeners; empty: plaintext. */
   tlsCert: string;
   tlsKey: string;
@@ -126,6 +131,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'migrateOnStart', flag: '--migrate-on-start', env: 'TIMELANE_MIGRATE_ON_START', description: 'apply migrations at start (dev); production runs `timelane migrate`', default: false },
   { key: 'logLevel', flag: '--log-level <level>', env: 'TIMELANE_LOG_LEVEL', description: 'fatal|error|warn|info|debug|trace|silent', default: 'info' },
   { key: 'logFormat', flag: '--log-format <format>', env: 'TIMELANE_LOG_FORMAT', description: 'json (one object per line) or pretty (human-readable; `timelane dev` defaults to it)', default: 'json' },
+  { key: 'otlpTracesEndpoint', flag: '--otlp-traces-endpoint <url>', env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', description: 'export traces (OpenTelemetry, OTLP/HTTP JSON) to this URL, e.g. http://collector:4318/v1/traces; OTEL_EXPORTER_OTLP_ENDPOINT also turns them on (+ /v1/traces); unset => no tracing SDK is loaded', default: '' },
   { key: 'tlsCert', flag: '--tls-cert <file>', env: 'TIMELANE_TLS_CERT', description: 'PEM certificate of the gRPC and metrics listeners (with --tls-key); unset => plaintext', default: '' },
   { key: 'tlsKey', flag: '--tls-key <file>', env: 'TIMELANE_TLS_KEY', description: 'PEM private key of --tls-cert', default: '' },
   { key: 'tlsClientCa', flag: '--tls-client-ca <file>', env: 'TIMELANE_TLS_CLIENT_CA', description: 'PEM CA: gRPC clients must present a certificate it signed (mTLS)', default: '' },
@@ -205,6 +211,8 @@ export function validateConfig(cfg: DaemonConfig): void {
   if (cfg.healthAddress && !/^[^:]+:\d+$/.test(cfg.healthAddress)) throw new Error(`--health-address: must be host:port or "" (got "${cfg.healthAddress}")`);
   if (cfg.metricsAddress && !/^[^:]+:\d+$/.test(cfg.metricsAddress)) throw new Error(`--metrics-address: must be host:port or "" (got "${cfg.metricsAddress}")`);
   if (cfg.consoleAddress && !/^[^:]+:\d+$/.test(cfg.consoleAddress)) throw new Error(`--console-address: must be host:port or "" (got "${cfg.consoleAddress}")`);
+  if (cfg.otlpTracesEndpoint && !/^https?:\/\/[^/\s]+/.test(cfg.otlpTracesEndpoint))
+    throw new Error(`--otlp-traces-endpoint: must be an http:// or https:// URL (got "${cfg.otlpTracesEndpoint}")`);
   if (cfg.reapIntervalMs > cfg.defaultRunLeaseMs) throw new Error('--reap-interval-ms: must not exceed --default-run-lease-ms');
   if (!cfg.redisTlsCert !== !cfg.redisTlsKey) throw new Error('--redis-tls-cert / --redis-tls-key: give both, or neither');
   if (!cfg.tlsCert !== !cfg.tlsKey) throw new Error('--tls-cert / --tls-key: give both, or neither');

@@ -10,6 +10,8 @@
  *   console      the web console (console/server), when --console-address is
  *                set: a client of our own gRPC API, listening from just after
  *                the gRPC port opens (its pages show NOT_SERVING's state too)
+ *   tracing      OpenTelemetry spans of each run's life, when an OTLP endpoint
+ *                is configured (tracing/run-tracing.ts); null otherwise
  *
  * Life cycle: start() → checks the schema, opens the gRPC port (NOT_SERVING),
  * starts the engine and the leases (each acquired shard is loaded from
@@ -50,6 +52,8 @@ import { ClusterOperations } from './cluster/operations.js';
 import { listMembers, listShards, type ClusterViewDeps } from './admin/cluster-view.js';
 import { startConsole, type ConsoleServer } from '../console/server/console-server.js';
 import { consoleClientCredentials } from '../console/server/grpc-credentials.js';
+import { startTracing } from './tracing/start-tracing.js';
+import type { RunTracing } from './tracing/run-tracing.js';
 
 const SKEW_EVERY_MS = 5_000;
 const ANSWER_POOL_SIZE = 4;
@@ -82,6 +86,8 @@ export class Daemon {
   private security: ListenerSecurity | null = null;
   private quotas!: NamespaceQuotas;
   private skewTimer: NodeJS.Timeout | null = null;
+  /** Null unless traces are exported (then the OpenTelemetry SDK is loaded). */
+  private tracing: RunTracing | null = null;
   private gaugeTimer: NodeJS.Timeout | null = null;
   /** Set when Redis is configured: membership and balanced assignment. */
   cluster: ClusterMember | null = null;
@@ -114,6 +120,7 @@ export class Daemon {
     this.leaseDb = pool(LEASE_POOL_SIZE);
     const enginePools = { claim: pool(MAX_CLAIMS_IN_FLIGHT + 1), answer: pool(ANSWER_POOL_SIZE), window: pool(WINDOW_POOL_SIZE) };
     ({ shardCount: this.shardCount } = await checkSchema(this.db, cfg.databaseSchema));
+    this.tracing = await startTracing({ otlpTracesEndpoint: cfg.otlpTracesEndpoint, memberId: cfg.memberId, log: this.log });
     this.metrics.shardCount.set(this.shardCount);
 
     this.backend = this.createBackend();
@@ -154,6 +161,7 @@ export class Daemon {
       listen: clientConfig(dbOpts),
       // Per-queue limits hold across the cluster through Redis, else through Postgres.
       permits: this.redis ? new RedisPermits(this.redis, cfg.redisPrefix) : new PostgresPermits(enginePools.window),
+      tracing: this.tracing,
     });
     this.scheduling = new SchedulingService({
       db: this.db,
@@ -288,6 +296,7 @@ export class Daemon {
     this.redis?.disconnect();
     await this.engine?.answers.settled(); // expiries of the streams grpc.stop closed
     await Promise.all(this.pools.map((p) => p.end().catch(() => undefined)));
+    await this.tracing?.shutdown(); // the last spans: those of the drain
     this.log.info('timelane daemon stopped');
   }
 
@@ -352,6 +361,7 @@ export class Daemon {
       recurring: this.recurring,
       workflows: this.workflows,
       hub: this.engine.hub,
+      tracing: this.tracing,
       forgetRun: (runId) => this.engine.forget(runId),
       onStreamClosed: () => this.engine.redeliverNow(),
       onLimitsChanged: () => void this.engine.queueLimits.refresh().catch(() => undefined),

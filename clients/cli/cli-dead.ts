@@ -8,6 +8,45 @@
 import type { Command } from 'commander';
 import { type ConnectionOptions, connectionOptions, epochArg, intArg, nonNegativeIntArg, out, withClient } from './cli-common.js';
 import { clip, iso, table, toJson } from './format.js';
+import type { TimelaneClient } from '@timelane/client';
+import type { ListDeadRunsInput, ReplayResult } from '@timelane/client';
+import { progress } from './cli-progress.js';
+
+/** With filters, replay takes at most this many by default, and never more than REPLAY_MAX. */
+const REPLAY_DEFAULT = 1_000;
+const REPLAY_MAX = 10_000;
+/** Dead runs replayed per ReplayRuns call: each call one transaction, progress between them. */
+const REPLAY_CHUNK = 250;
+
+/**
+ * Replays every dead run matching `filter` (up to `max`): their ids are read
+ * page by page first (newest death first), then replayed in chunks, showing
+ * progress. A dead run is replayed at most once, so a repeat of the command
+ * (or a run replayed meanwhile) only reports it skipped.
+ */
+async function replayMatching(client: TimelaneClient, filter: ListDeadRunsInput, max: number, quiet: boolean): Promise<ReplayResult> {
+  const ids: string[] = [];
+  let pageToken = '';
+  do {
+    const page = await client.listDeadRuns({ ...filter, pageSize: Math.min(1_000, max - ids.length), pageToken: pageToken || undefined });
+    ids.push(...page.runs.map((r) => r.id));
+    pageToken = page.nextPageToken;
+  } while (pageToken && ids.length < max);
+  const result: ReplayResult = { replayed: [], skippedRunIds: [] };
+  const bar = progress('replay', { quiet });
+  try {
+    bar.update(0, ids.length, 'dead runs replayed');
+    for (let i = 0; i < ids.length; i += REPLAY_CHUNK) {
+      const res = await client.replayRuns({ runIds: ids.slice(i, i + REPLAY_CHUNK) });
+      result.replayed.push(...res.replayed);
+      result.skippedRunIds.push(...res.skippedRunIds);
+      bar.update(Math.min(ids.length, i + REPLAY_CHUNK), ids.length, 'dead runs replayed');
+    }
+  } finally {
+    bar.stop();
+  }
+  return result;
+}
 
 interface DeadFilterOptions extends ConnectionOptions {
   queue?: string;
@@ -75,11 +114,11 @@ export function registerDeadLetterCommands(program: Command): void {
         const filtered = opts.queue || opts.job || opts.error || opts.since || opts.until;
         if (runIds.length > 0 && filtered) throw new TypeError('give run ids or filters, not both');
         if (runIds.length === 0 && !filtered) throw new TypeError('give run ids, or filters (--queue, --job, --error, --since, --until)');
-        const res = await client.replayRuns(
+        if (opts.max !== undefined && opts.max > REPLAY_MAX) throw new TypeError(`--max must be at most ${REPLAY_MAX}`);
+        const res =
           runIds.length > 0
-            ? { runIds }
-            : { filter: { queue: opts.queue, jobId: opts.job, errorContains: opts.error, since: opts.since, until: opts.until }, maxRuns: opts.max },
-        );
+            ? await client.replayRuns({ runIds })
+            : await replayMatching(client, { queue: opts.queue, jobId: opts.job, errorContains: opts.error, since: opts.since, until: opts.until }, opts.max || REPLAY_DEFAULT, opts.json === true);
         if (opts.json) return out(toJson(res));
         for (const r of res.replayed) out(`run ${r.deadRunId} replayed as run ${r.newRunId}`);
         if (res.skippedRunIds.length > 0) out(`not dead, or replayed before: ${res.skippedRunIds.join(', ')}`);

@@ -12,7 +12,43 @@ import { Command, Option } from 'commander';
 import { type ConnectionOptions, connectionOptions, epochArg, intArg, nonNegativeIntArg, out, withClient } from './cli-common.js';
 import { isoRelative, toJson } from './format.js';
 import { jobsTable } from './recurring-format.js';
-import type { JobKindName, JobStatusName } from '@timelane/client';
+import type { BackfillResult, JobKindName, JobStatusName } from '@timelane/client';
+import type { TimelaneClient } from '@timelane/client';
+import { progress } from './cli-progress.js';
+
+/** A backfill is made in at most this many time slices (one transaction each), showing progress between them. */
+const BACKFILL_SLICES = 20;
+
+/**
+ * Backfills (from, to] with progress: counts the range first (a dry run,
+ * refused whole if it holds more than `max`), then makes it in consecutive
+ * time slices, oldest first — so the runs still fire in order. Each
+ * occurrence is made at most once, so a repeat after an interruption only
+ * makes what is missing.
+ */
+async function backfillWithProgress(client: TimelaneClient, jobId: string, from: number, to: number, max: number | undefined, quiet: boolean): Promise<BackfillResult> {
+  const { occurrences } = await client.backfillJob(jobId, { from, to, maxRuns: max, dryRun: true });
+  const total: BackfillResult = { created: 0, alreadyExisted: 0, occurrences };
+  if (occurrences === 0) return total;
+  const slices = Math.max(1, Math.min(BACKFILL_SLICES, occurrences, to - from));
+  const bar = progress(`backfill ${jobId}`, { quiet });
+  try {
+    bar.update(0, occurrences, 'occurrences');
+    let start = from;
+    for (let k = 1; k <= slices; k++) {
+      const end = k === slices ? to : from + Math.floor(((to - from) * k) / slices);
+      if (end <= start) continue;
+      const res = await client.backfillJob(jobId, { from: start, to: end, maxRuns: 10_000 });
+      total.created += res.created;
+      total.alreadyExisted += res.alreadyExisted;
+      bar.update(Math.min(occurrences, total.created + total.alreadyExisted), occurrences, 'occurrences');
+      start = end;
+    }
+  } finally {
+    bar.stop();
+  }
+  return total;
+}
 
 interface JobsOptions extends ConnectionOptions {
   queue?: string;
@@ -109,7 +145,7 @@ export function registerJobCommands(program: Command): void {
     .option('--max <n>', 'refuse a range with more occurrences than this (default 1000, at most 10000)', nonNegativeIntArg)
     .action((jobId: string, opts: BackfillOptions) =>
       withClient(opts, async (client) => {
-        const res = await client.backfillJob(jobId, { from: opts.from, to: opts.to, maxRuns: opts.max });
+        const res = await backfillWithProgress(client, jobId, opts.from, opts.to, opts.max, opts.json === true);
         if (opts.json) return out(toJson(res));
         out(`job ${jobId}: ${res.created} run${res.created === 1 ? '' : 's'} created, ${res.alreadyExisted} already existed`);
       }),

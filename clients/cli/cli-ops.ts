@@ -8,8 +8,10 @@
  *   ops rebalance  drop operator moves; the balanced assignment applies again
  *
  * Exit codes: 0 done, 1 error, 3 the moves were accepted but had not all
- * landed when the daemon stopped waiting (they keep going; watch
- * `ops shards`). The top-level `shards` and `members` are aliases.
+ * landed within --timeout-ms (they keep going; watch `ops shards`). Drain
+ * and rebalance start their moves (the daemon waits at most START_WAIT_MS),
+ * then watch them land through ListShards, showing progress on stderr. The
+ * top-level `shards` and `members` are aliases.
  *
  * The actions are injectable (`OpsActions`) so argument parsing can be
  * tested without a daemon.
@@ -30,7 +32,8 @@ import {
   shardsSummary,
   shardsTable,
 } from './ops-format.js';
-import type { ShardInfo } from '@timelane/client';
+import type { ShardInfo, ShardMoveInfo } from '@timelane/client';
+import { progress, type Progress } from './cli-progress.js';
 
 export interface ShardsOptions extends ConnectionOptions {
   /** false with --no-fanout: ask only --address. */
@@ -70,7 +73,7 @@ export function registerOpsCommands(program: Command, actions: OpsActions = defa
     .description('operate a cluster: shards, members, move, drain, rebalance')
     .addHelpText(
       'after',
-      '\nExit codes: 0 done, 1 error, 3 moves accepted but not all landed before the timeout (they continue).',
+      '\nDrain and rebalance show their progress on stderr (a bar in a terminal, lines otherwise).\nExit codes: 0 done, 1 error, 3 moves accepted but not all landed before the timeout (they continue).',
     );
 
   shardsCommand(ops.command('shards'), actions);
@@ -86,13 +89,13 @@ export function registerOpsCommands(program: Command, actions: OpsActions = defa
   connectionOptions(ops.command('drain <member>'))
     .description('move every shard off a member (before taking it down); --undo takes it back')
     .option('--undo', 'take the member back into the assignment')
-    .option('--timeout-ms <ms>', 'how long the daemon waits for the moves (default 15000)', nonNegativeIntArg)
+    .option('--timeout-ms <ms>', 'how long to watch the moves land, showing progress (default 15000)', nonNegativeIntArg)
     .action((member: string, opts: DrainOptions) => actions.drain(member, opts));
 
   connectionOptions(ops.command('rebalance'))
     .description('drop operator moves so the balanced assignment applies again (prints the plan)')
     .option('--dry-run', 'only print the planned moves')
-    .option('--timeout-ms <ms>', 'how long the daemon waits for the moves (default 15000)', nonNegativeIntArg)
+    .option('--timeout-ms <ms>', 'how long to watch the moves land, showing progress (default 15000)', nonNegativeIntArg)
     .action((opts: RebalanceOptions) => actions.rebalance(opts));
 
   // Top-level aliases kept from before `ops` existed.
@@ -139,8 +142,31 @@ export async function collectShards(
 }
 
 function incomplete(what: string): void {
-  process.stderr.write(`${what}: not every move had landed when the daemon stopped waiting; they continue (watch \`timelane ops shards\`)\n`);
+  process.stderr.write(`${what}: not every move had landed within the timeout; they continue (watch \`timelane ops shards\`)\n`);
   process.exitCode = EXIT_INCOMPLETE;
+}
+
+/** What the daemon waits for a drain or rebalance before answering with its plan (its minimum). */
+const START_WAIT_MS = 100;
+const DEFAULT_MOVES_TIMEOUT_MS = 15_000;
+const WATCH_EVERY_MS = 250;
+
+/** Watches moves land (their shard owned by their target in Postgres) until all have or `timeoutMs` passes. */
+export async function watchMoves(client: TimelaneClient, moves: readonly ShardMoveInfo[], timeoutMs: number, bar: Progress): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      const owners = new Map((await client.listShards()).map((s) => [s.shard, s.owner]));
+      const pending = moves.filter((m) => owners.get(m.shard) !== m.toMember);
+      const waiting = pending.slice(0, 8).map((m) => m.shard).join(',') + (pending.length > 8 ? ',…' : '');
+      bar.update(moves.length - pending.length, moves.length, pending.length ? `moves landed; waiting for shard${pending.length === 1 ? '' : 's'} ${waiting}` : 'moves landed');
+      if (pending.length === 0) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, WATCH_EVERY_MS));
+    }
+  } finally {
+    bar.stop();
+  }
 }
 
 export const defaultOpsActions: OpsActions = {
@@ -169,10 +195,12 @@ export const defaultOpsActions: OpsActions = {
 
   drain: (member, opts) =>
     withClient(opts, async (client) => {
-      const res = await client.drainMember(member, { undo: opts.undo, timeoutMs: opts.timeoutMs });
+      const verb = opts.undo ? 'undrain' : 'drain';
+      const started = await client.drainMember(member, { undo: opts.undo, timeoutMs: START_WAIT_MS });
+      const completed = await watchMoves(client, started.moves, opts.timeoutMs ?? DEFAULT_MOVES_TIMEOUT_MS, progress(`${verb} ${member}`, { quiet: opts.json }));
+      const res = { ...started, completed };
       if (opts.json) out(toJson(res));
       else {
-        const verb = opts.undo ? 'undrain' : 'drain';
         out(`${verb} ${member}: ${res.moves.length} move${res.moves.length === 1 ? '' : 's'}${res.moves.length ? ` (${moveSummary(res.moves)})` : ''}`);
         if (res.moves.length) out(movesTable(res.moves));
         out(res.completed ? 'completed' : 'NOT completed within the timeout');
@@ -182,7 +210,10 @@ export const defaultOpsActions: OpsActions = {
 
   rebalance: (opts) =>
     withClient(opts, async (client) => {
-      const res = await client.rebalance({ dryRun: opts.dryRun, timeoutMs: opts.timeoutMs });
+      const started = await client.rebalance({ dryRun: opts.dryRun, timeoutMs: START_WAIT_MS });
+      const completed =
+        started.executed && (await watchMoves(client, started.moves, opts.timeoutMs ?? DEFAULT_MOVES_TIMEOUT_MS, progress('rebalance', { quiet: opts.json })));
+      const res = { ...started, completed };
       if (opts.json) out(toJson(res));
       else {
         out(`plan: ${res.moves.length} move${res.moves.length === 1 ? '' : 's'}${res.moves.length ? ` (${moveSummary(res.moves)})` : ' (already balanced)'}`);

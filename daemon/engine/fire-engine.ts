@@ -40,10 +40,12 @@ import { RedeliveryReaper } from '../dispatch/redelivery.js';
 import { TimelaneError } from '../errors.js';
 import type { ShardFences } from '../coord/fence.js';
 import type { RunRef } from '../run-ref.js';
+import type { FiredRunRow } from '../db/queries/columns.js';
 import { RunRouter } from './router.js';
 import { Materialiser } from '../recurring/materialiser.js';
 import { QueueLimitsCache, deliveryGate, type PermitStore } from '../dispatch/queue-limits.js';
 import { WorkflowRepair } from '../workflows/repair.js';
+import type { RunTracing } from '../tracing/run-tracing.js';
 
 export interface EnginePools {
   /** Claims only (MAX_CLAIMS_IN_FLIGHT + 1 connections). */
@@ -74,6 +76,8 @@ export interface FireEngineOptions {
   listen: pg.ClientConfig | null;
   /** Where per-queue delivery permits live: Redis in a cluster, this process otherwise. */
   permits: PermitStore;
+  /** Claim spans of each claimed or redelivered run; null or absent: none (and no per-run cost). */
+  tracing?: RunTracing | null;
 }
 
 /** An occurrence first seen this late was missed by the cluster (its catch-up rule applies). */
@@ -100,6 +104,7 @@ export class FireEngine {
 
   constructor(private readonly opts: FireEngineOptions) {
     const { clock, metrics, log, pools, fences } = opts;
+    const tracing = opts.tracing ?? null;
     this.router = new RunRouter({
       schema: opts.schema,
       windowMs: opts.windowMs,
@@ -135,7 +140,12 @@ export class FireEngine {
       db: pools.claim,
       readDb: pools.window,
       fences,
-      deliver: (run) => this.gate.admit(run),
+      deliver: tracing
+        ? (run) => {
+            tracing.claimed(run, false);
+            this.gate.admit(run);
+          }
+        : (run) => this.gate.admit(run),
       reoffer: (run) => this.loader.offer(run),
       cancelRunning: (runId, reason) => this.cancelRunning(runId, reason),
       metrics,
@@ -180,9 +190,13 @@ export class FireEngine {
     });
     // A safety net, like the window's repair scan: the same interval.
     this.workflowRepair = new WorkflowRepair({ db: pools.window, fences, router: this.router, log, intervalMs: opts.repairIntervalMs });
-    this.reaper = new RedeliveryReaper(pools.window, fences, (run) => this.hub.deliver(run), metrics, log, opts.reapIntervalMs, (ids) =>
-      ids.forEach((id) => this.hub.drop(id)),
-    );
+    const redeliver = tracing
+      ? (run: FiredRunRow) => {
+          tracing.claimed(run, true);
+          this.hub.deliver(run);
+        }
+      : (run: FiredRunRow) => this.hub.deliver(run);
+    this.reaper = new RedeliveryReaper(pools.window, fences, redeliver, metrics, log, opts.reapIntervalMs, (ids) => ids.forEach((id) => this.hub.drop(id)));
     this.listener = opts.listen
       ? new NearDueListener({
           clientConfig: opts.listen,

@@ -13,6 +13,7 @@ import type { ShardInfo } from '../../proto/gen/timelane/v1/ShardInfo.js';
 import type { ClusterOperations } from '../cluster/operations.js';
 import type { Answers } from '../dispatch/answers.js';
 import type { WorkflowService } from '../workflows/workflow-service.js';
+import type { RunTracing } from '../tracing/run-tracing.js';
 
 export interface ApiContext {
   /** The API pool: client reads and writes; never used by leases, claims or answers. */
@@ -35,6 +36,8 @@ export interface ApiContext {
   /** Workflow definitions and runs. */
   workflows: WorkflowService;
   hub: DeliveryHub;
+  /** Spans of Schedule calls and of worker streams; null when traces are not exported. */
+  tracing: RunTracing | null;
   /** A run was cancelled; drop it from memory if it is ours. */
   forgetRun(runId: number): void;
   /** Queue limits were changed through this daemon: re-read them now. */

@@ -98,6 +98,8 @@ export function deliveredToWire(r: FiredRunRow, sentAtMs: number): DeliveredRun 
     progress: r.progress ?? 0,
     nominalAtMs: i64(r.nominal_at_ms),
     workflow: r.workflow_run_id ? workflowOf(r) : undefined,
+    traceparent: r.traceparent ?? '',
+    tracestate: r.tracestate ?? '',
   };
 }
 

@@ -11,6 +11,11 @@ import { invalidArgument, notFound } from '../errors.js';
 import { WORKFLOW_START_QUEUE } from '../workflows/scheduled-starts.js';
 import { API_DEADLINE_MS, withServerDeadline } from './server-deadline.js';
 import { callerQueue, ownJob, qualifyQueue, readNamespace, tenantOf, unqualifyAnswer, writeNamespace, type Tenant } from './tenancy.js';
+import { serveTraced } from '../tracing/run-tracing.js';
+import type { TraceContext } from '../tracing/trace-context.js';
+import type { Attributes } from '@opentelemetry/api';
+import type { ScheduleResponse } from '../../proto/gen/timelane/v1/ScheduleResponse.js';
+import type { ScheduleBatchResponse } from '../../proto/gen/timelane/v1/ScheduleBatchResponse.js';
 
 /**
  * Wraps an async handler: result → callback, error → mapped status. The
@@ -27,6 +32,33 @@ function unary<Req, Res>(ctx: ApiContext, fn: (req: Req, call: ServerUnaryCall<R
     );
   };
 }
+
+/**
+ * A handler that makes runs: it gets the trace context they carry (the
+ * client's, from the call's metadata, or the call's span when the daemon
+ * exports traces; see tracing/run-tracing.ts).
+ */
+function traced<Req, Res>(
+  ctx: ApiContext,
+  method: string,
+  describe: (res: Res) => Attributes,
+  fn: (req: Req, call: ServerUnaryCall<Req, Res>, t: Tenant, trace: TraceContext | null) => Promise<Res>,
+) {
+  return (req: Req, call: ServerUnaryCall<Req, Res>, t: Tenant): Promise<Res> =>
+    serveTraced(ctx.tracing, method, call.metadata, (trace) => fn(req, call, t, trace), describe);
+}
+
+const scheduleAttributes = (res: ScheduleResponse): Attributes => ({
+  'timelane.job.id': res.job?.id ?? '',
+  'timelane.run.id': res.run?.id ?? '',
+  'timelane.queue': res.job?.queue ?? '',
+  'timelane.deduplicated': res.deduplicated ?? false,
+});
+
+const batchAttributes = (res: ScheduleBatchResponse): Attributes => ({
+  'timelane.batch.size': res.scheduled?.length ?? 0,
+  'timelane.batch.replayed': res.replayed ?? false,
+});
 
 /** Aborts when the call is cancelled (client gone, deadline passed). */
 function cancelSignal(call: ServerUnaryCall<unknown, unknown>): AbortSignal {
@@ -63,7 +95,7 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
   // Page reads hold at most half the API pool: a read storm cannot starve ingest.
   const listGate = new ReadGate({ what: 'ListRuns', ...readGateLimits(ctx.db.options.max ?? 10) });
   return {
-    Schedule: unary(ctx, async (req, _call, t) => {
+    Schedule: unary(ctx, traced(ctx, 'Schedule', scheduleAttributes, async (req, _call, t, trace) => {
       const now = ctx.wallNow();
       const input = tenantInput(t, v.scheduleInput(req, now, ctx.limits), 'namespace');
       await ctx.quotas.admit([input], now);
@@ -74,17 +106,17 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
         const run = r.run ? await ctx.scheduling.getRun(r.run.id) : null;
         return { job: jobToWire(job), run: run ? runToWire(run) : null, deduplicated: r.deduplicated };
       }
-      const [s] = await ctx.scheduling.schedule([input]);
+      const [s] = await ctx.scheduling.schedule([input], trace);
       if (!s.deduplicated) {
         ctx.metrics.scheduled.inc(1);
         return { job: newJobToWire(s, input, now), run: newRunToWire(s, input.queue), deduplicated: false };
       }
       const { job, runs } = await ctx.scheduling.getJob(s.job.id);
       return { job: jobToWire(job), run: runToWire(runs[0]), deduplicated: true };
-    }),
+    })),
     // Replies with references only (ids, shard, due time, status): never the
     // payloads, so a committed batch cannot fail on the caller's receive limit.
-    ScheduleBatch: unary(ctx, async (req, _call, t) => {
+    ScheduleBatch: unary(ctx, traced(ctx, 'ScheduleBatch', batchAttributes, async (req, _call, t, trace) => {
       const now = ctx.wallNow();
       const batch = v.scheduleBatch(req, now, ctx.limits);
       const batchId = batch.batchId;
@@ -92,7 +124,7 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
       await ctx.quotas.admit(inputs, now);
       const recurring = inputs.flatMap((i) => (i.recurrence ? [{ ...i, recurrence: i.recurrence }] : []));
       const { scheduled, replayed } =
-        recurring.length > 0 ? { scheduled: await ctx.recurring.schedule(recurring), replayed: false } : await ctx.scheduling.scheduleBatch(inputs, batchId);
+        recurring.length > 0 ? { scheduled: await ctx.recurring.schedule(recurring), replayed: false } : await ctx.scheduling.scheduleBatch(inputs, batchId, trace);
       const wire = new Array<ScheduledRef>(scheduled.length);
       let created = 0;
       for (let k = 0; k < scheduled.length; k++) {
@@ -101,7 +133,7 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
       }
       if (!replayed) ctx.metrics.scheduled.inc(created);
       return { scheduled: wire, replayed };
-    }),
+    })),
     GetJob: unary(ctx, async (req, _call, t) => {
       const id = v.jobId('job_id', req.jobId);
       const { job, runs } = await ownedJob(t, id);
@@ -139,8 +171,8 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
     BackfillJob: unary(ctx, async (req, _call, t) => {
       const id = await checkJob(t, v.jobId('job_id', req.jobId));
       const range = v.backfillRange(req.fromMs, req.toMs, req.maxRuns, ctx.wallNow());
-      const { created, existed } = await ctx.recurring.backfill(id, range.fromMs, range.toMs, range.maxRuns);
-      return { created, alreadyExisted: existed };
+      const { created, existed, occurrences } = await ctx.recurring.backfill(id, range.fromMs, range.toMs, range.maxRuns, req.dryRun);
+      return { created, alreadyExisted: existed, occurrences };
     }),
     GetRun: unary(ctx, async (req, _call, t) => {
       const id = v.runId('run_id', req.runId);

@@ -26,6 +26,7 @@ import { callerQueue, tenantOf, unqualifyAnswer } from './tenancy.js';
 import { MAX_OUTPUT_BYTES } from './workflow-input.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { AnsweredDelivery } from '../dispatch/answers.js';
+import type { StreamTracing } from '../tracing/run-tracing.js';
 
 let nextStreamId = 1;
 
@@ -54,8 +55,11 @@ function serveStream(ctx: ApiContext, call: Stream): void {
   // or sooner once they hold MAX_BATCH_BYTES (a worker's receive limit).
   let outbox: DeliveredRun[] = [];
   let outboxBytes = 0;
+  // Spans of this stream's deliveries and answers (tracing/run-tracing.ts); null when traces are off.
+  let traced: StreamTracing | null = null;
 
   const write = (msg: WorkResponse): void => {
+    traced?.sent(msg);
     if (!closed) call.write(msg);
   };
   const ack = (a: Ack): void => write({ ack: a });
@@ -77,6 +81,7 @@ function serveStream(ctx: ApiContext, call: Stream): void {
     if (closed) return;
     closed = true;
     clearInterval(revalidate);
+    traced?.close();
     if (!subscribed) return;
     const open = ctx.hub.unregister(id);
     ctx.metrics.workers.set(ctx.hub.streamCount);
@@ -105,6 +110,8 @@ function serveStream(ctx: ApiContext, call: Stream): void {
         subscribed = true;
         workerId = sub.workerId;
         write({ subscribed: { memberId: ctx.memberId, queues: given.queues, maxInFlight: sub.maxInFlight } });
+        const tracing = (traced = ctx.tracing?.stream(sub.workerId) ?? null);
+        const toWire = tracing ? (run: FiredRunRow, at: number) => tracing.delivered(run, deliveredToWire(run, at), at) : deliveredToWire;
         ctx.hub.register({
           id,
           workerId: sub.workerId,
@@ -113,11 +120,11 @@ function serveStream(ctx: ApiContext, call: Stream): void {
           send: sub.batchRuns
             ? (run: FiredRunRow, sentAtMs: number) => {
                 if (outbox.length === 0) queueMicrotask(flush);
-                outbox.push(unqualifyAnswer(tenant, deliveredToWire(run, sentAtMs)));
+                outbox.push(unqualifyAnswer(tenant, toWire(run, sentAtMs)));
                 outboxBytes += run.payload.length + RUN_OVERHEAD_BYTES;
                 if (outboxBytes >= MAX_BATCH_BYTES) flush();
               }
-            : (run: FiredRunRow, sentAtMs: number) => write({ run: unqualifyAnswer(tenant, deliveredToWire(run, sentAtMs)) }),
+            : (run: FiredRunRow, sentAtMs: number) => write({ run: unqualifyAnswer(tenant, toWire(run, sentAtMs)) }),
           cancel: (d, reason) => {
             flush(); // the run goes out before its cancel
             write({ cancel: { ref: { runId: String(d.runId), fence: String(d.fence), delivery: d.deliveries, shard: d.shard }, reason } });
@@ -126,6 +133,7 @@ function serveStream(ctx: ApiContext, call: Stream): void {
         ctx.metrics.workers.set(ctx.hub.streamCount);
         return;
       }
+      traced?.received(req);
       const answerNow = (): void => answer(ctx, id, workerId, req, ack, (acks) => write({ acks: { acks } }));
       const unheld = tenant === null ? [] : answeredRunIds(req).filter((r) => !ctx.hub.holds(id, r));
       if (unheld.length === 0) answerNow();

@@ -270,15 +270,21 @@ export class RecurringService {
    * nominal order. With a buffering overlap policy they wait their turn
    * (buffered, one after another); otherwise they fire together.
    */
-  async backfill(jobId: string, fromMs: number, toMs: number, maxRuns: number): Promise<{ created: number; existed: number }> {
+  async backfill(jobId: string, fromMs: number, toMs: number, maxRuns: number, dryRun = false): Promise<{ created: number; existed: number; occurrences: number }> {
     const max = maxRuns || BACKFILL_DEFAULT_MAX;
-    let afterCommit: (() => void) | undefined;
-    const out = await this.inJob(jobId, async (tx, job) => {
+    const occurrencesOf = (job: JobRow): number[] => {
       if (job.kind === 'once') throw failedPrecondition(`job ${jobId} is one-shot: it has no occurrences to backfill`);
       if (job.status === 'cancelled' || job.status === 'dead') throw failedPrecondition(`job ${jobId} is ${job.status}`);
-      const rule = storedRecurrence(job.recurrence);
-      const times = occurrencesBetween(rule.cadence, fromMs, toMs, max + 1);
+      const times = occurrencesBetween(storedRecurrence(job.recurrence).cadence, fromMs, toMs, max + 1);
       if (times.length > max) throw invalidArgument('max_runs', `the range holds more than ${max} occurrences; narrow it or raise max_runs (at most 10000)`);
+      return times;
+    };
+    // A dry run only counts (no lock: the rule's times do not depend on what was made).
+    if (dryRun) return { created: 0, existed: 0, occurrences: occurrencesOf(await this.job(jobId)).length };
+    let afterCommit: (() => void) | undefined;
+    const out = await this.inJob(jobId, async (tx, job) => {
+      const times = occurrencesOf(job);
+      const rule = storedRecurrence(job.recurrence);
       const now = Math.floor(this.deps.wallNow());
       const buffered = rule.overlap === 'buffer_one' || rule.overlap === 'buffer_all';
       const made = await makeOccurrences(
@@ -287,7 +293,7 @@ export class RecurringService {
         'backfill',
       );
       afterCommit = await this.deps.router.inTransaction(tx, firingRefs(made));
-      return { created: made.length, existed: times.length - made.length };
+      return { created: made.length, existed: times.length - made.length, occurrences: times.length };
     });
     afterCommit?.();
     return out;

@@ -38,13 +38,20 @@ import type { RunRef } from '../run-ref.js';
 import { batchJobIds } from './batch-key.js';
 import { packBytes, plainArray, sharedPlainArray, sharedTextArray, textArray } from './pg-arrays.js';
 import type { ScheduleInput, Scheduled, ScheduledBatch, SchedulingDeps } from './types.js';
+import type { TraceContext } from '../tracing/trace-context.js';
 
 /**
  * Schedules `inputs` (already validated) in one transaction. With a
  * `batchId`, every input must name the same namespace (the key's scope); a
- * batch whose key was committed before is replayed, not applied.
+ * batch whose key was committed before is replayed, not applied. `trace` is
+ * stored on every new run (the call's trace context; null: none).
  */
-export async function scheduleBatch(deps: SchedulingDeps, inputs: readonly ScheduleInput[], batchId: string | null): Promise<ScheduledBatch> {
+export async function scheduleBatch(
+  deps: SchedulingDeps,
+  inputs: readonly ScheduleInput[],
+  batchId: string | null,
+  trace: TraceContext | null = null,
+): Promise<ScheduledBatch> {
   const n = inputs.length;
   if (n === 0) return { scheduled: [], replayed: false };
   const namespace = inputs[0].namespace;
@@ -59,7 +66,7 @@ export async function scheduleBatch(deps: SchedulingDeps, inputs: readonly Sched
     if (inputs[k].dedupeKey !== null) dedupe = true;
     if (!notify && deps.router.isRemoteNearDue(shards[k], inputs[k].dueAtMs, planHorizon)) notify = true;
   }
-  const params = insertParams(ids, shards, inputs, dedupe);
+  const params = insertParams(ids, shards, inputs, dedupe, trace);
 
   const write = async (db: Queryable): Promise<ScheduledBatch & { afterCommit: AfterCommit | null }> => {
     if (batchId !== null && !(await claimBatchKey(db, namespace, batchId, n))) {
@@ -102,7 +109,7 @@ function randomIds(n: number): string[] {
 }
 
 /** Parameters of insertJobs, in its order: one array per column (one element for a column shared by all). */
-function insertParams(ids: readonly string[], shards: readonly number[], inputs: readonly ScheduleInput[], dedupe: boolean): unknown[] {
+function insertParams(ids: readonly string[], shards: readonly number[], inputs: readonly ScheduleInput[], dedupe: boolean, trace: TraceContext | null): unknown[] {
   const n = inputs.length;
   const namespaces = new Array<string>(n);
   const queues = new Array<string>(n);
@@ -146,6 +153,8 @@ function insertParams(ids: readonly string[], shards: readonly number[], inputs:
     sharedPlainArray(maxBackoffs),
     sharedPlainArray(leases),
     plainArray(dues),
+    trace?.traceparent ?? null,
+    trace?.tracestate ?? null,
   ];
 }
 

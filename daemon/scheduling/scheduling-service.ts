@@ -17,6 +17,7 @@ import { runRefOf } from '../run-ref.js';
 import { scheduleBatch } from './schedule-batch.js';
 import { attemptsOf, listDeadRuns, replayRuns, type DeadRunsFilter, type Replayed } from './dead-letters.js';
 import type { ScheduleInput, Scheduled, ScheduledBatch, SchedulingDeps } from './types.js';
+import type { TraceContext } from '../tracing/trace-context.js';
 
 export type { ScheduleInput, Scheduled, ScheduledBatch, SchedulingDeps } from './types.js';
 
@@ -33,9 +34,9 @@ export interface ListRunsFilter {
 export class SchedulingService {
   constructor(private readonly deps: SchedulingDeps) {}
 
-  /** Schedules one-shot jobs, all or none, in request order. */
-  async schedule(inputs: readonly ScheduleInput[]): Promise<Scheduled[]> {
-    return (await scheduleBatch(this.deps, inputs, null)).scheduled;
+  /** Schedules one-shot jobs, all or none, in request order; their runs carry `trace` (null: none). */
+  async schedule(inputs: readonly ScheduleInput[], trace: TraceContext | null = null): Promise<Scheduled[]> {
+    return (await scheduleBatch(this.deps, inputs, null, trace)).scheduled;
   }
 
   /**
@@ -43,8 +44,8 @@ export class SchedulingService {
    * was committed before is not applied again; its result is rebuilt instead
    * (`replayed`). Every input of a keyed batch names the same namespace.
    */
-  scheduleBatch(inputs: readonly ScheduleInput[], batchId: string | null): Promise<ScheduledBatch> {
-    return scheduleBatch(this.deps, inputs, batchId);
+  scheduleBatch(inputs: readonly ScheduleInput[], batchId: string | null, trace: TraceContext | null = null): Promise<ScheduledBatch> {
+    return scheduleBatch(this.deps, inputs, batchId, trace);
   }
 
   async getJob(jobId: string): Promise<{ job: JobRow; runs: RunRow[] }> {

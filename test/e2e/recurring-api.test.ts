@@ -301,9 +301,12 @@ describe('pause, resume, trigger, backfill, update', () => {
   it('backfill: a past range becomes runs that fire now, origin "backfill"; a second backfill makes none', async () => {
     const to = Math.floor(job.createdAtMs / SECOND) * SECOND - 5 * SECOND;
     const from = to - 5 * SECOND;
+    // A dry run counts and makes nothing.
+    expect(await client.backfillJob(job.id, { from, to, dryRun: true })).toEqual({ created: 0, alreadyExisted: 0, occurrences: 5 });
+    expect([...(await runsById(job.id)).values()].filter((r) => r.origin === 'backfill')).toEqual([]);
     const asked = Date.now();
     const res = await client.backfillJob(job.id, { from, to });
-    expect(res).toEqual({ created: 5, alreadyExisted: 0 });
+    expect(res).toEqual({ created: 5, alreadyExisted: 0, occurrences: 5 });
     const expected = [1, 2, 3, 4, 5].map((k) => from + k * SECOND);
     const backfilled = async () => [...(await runsById(job.id)).values()].filter((r) => r.origin === 'backfill');
     expect(await waitUntil(async () => (await backfilled()).every((r) => worker.recorder.has(r.id)), 5_000)).toBe(true);
@@ -315,7 +318,7 @@ describe('pause, resume, trigger, backfill, update', () => {
       expect(r.dueAtMs).toBeGreaterThanOrEqual(asked - 5);
     }
 
-    expect(await client.backfillJob(job.id, { from, to })).toEqual({ created: 0, alreadyExisted: 5 });
+    expect(await client.backfillJob(job.id, { from, to })).toEqual({ created: 0, alreadyExisted: 5, occurrences: 5 });
   });
 
   it('update: a new cadence (every 2s) applies to the occurrences to come; priority 0 alone is a change', async () => {

@@ -220,6 +220,8 @@ export interface InsertOptions {
   maxBackoffMs?: number;
   leaseMs?: number;
   priority?: number;
+  /** The runs' W3C trace context (migrations/0009). */
+  traceparent?: string;
 }
 
 /**
@@ -248,6 +250,8 @@ export async function insertRuns(db: Db, shard: number, dueAtMs: readonly number
     plainArray([o.maxBackoffMs ?? 1_000]),
     plainArray([o.leaseMs ?? 30_000]),
     plainArray(dueAtMs),
+    o.traceparent ?? null,
+    null,
   ]);
   const runIds = rows[0].run_ids.split(',');
   const out = ids.map((job_id, k): InsertedRun => ({ id: Number(runIds[k]), job_id, shard, priority, due_at_ms: dueAtMs[k] }));

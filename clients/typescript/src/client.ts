@@ -68,6 +68,7 @@ import {
 } from './convert.js';
 import { jobKindToWire, recurrenceToWire, uint32 } from './recurrence.js';
 import { timelaneV1 } from './proto.js';
+import { traceSchedule } from './tracing.js';
 import type { ScheduleRequest } from '../proto/gen/timelane/v1/ScheduleRequest.js';
 import type {
   BackfillInput,
@@ -156,7 +157,8 @@ export class TimelaneClient {
   async schedule(input: ScheduleInput): Promise<ScheduleResult> {
     if (input.recurrence !== undefined) throw new TypeError('recurrence: schedule makes one-shot jobs; use scheduleRecurring for a recurring job');
     const req = scheduleRequest(input);
-    const res = await this.call<ScheduleOut>((o, cb) => this.scheduler.schedule(req, o, cb));
+    const send = (md: grpc.Metadata) => this.call<ScheduleOut>((o, cb) => this.scheduler.schedule(req, md, o, cb));
+    const res = await traceSchedule(`timelane.schedule ${req.queue}`, scheduleAttributes(req), send, scheduledAttributes);
     return { job: jobInfo(res.job), run: runInfo(res.run), deduplicated: res.deduplicated };
   }
 
@@ -171,7 +173,8 @@ export class TimelaneClient {
   async scheduleRecurring(input: RecurringScheduleInput): Promise<RecurringScheduleResult> {
     if (!input.recurrence) throw new TypeError('recurrence: is required');
     const req = scheduleRequest(input);
-    const res = await this.call<ScheduleOut>((o, cb) => this.scheduler.schedule(req, o, cb));
+    const send = (md: grpc.Metadata) => this.call<ScheduleOut>((o, cb) => this.scheduler.schedule(req, md, o, cb));
+    const res = await traceSchedule(`timelane.schedule ${req.queue}`, scheduleAttributes(req), send, scheduledAttributes);
     return { job: jobInfo(res.job), firstRun: res.run ? runInfo(res.run) : null, deduplicated: res.deduplicated };
   }
 
@@ -199,7 +202,8 @@ export class TimelaneClient {
     }
     if (bytes > MAX_BATCH_BYTES) throw new RangeError(`inputs: the batch encodes to about ${bytes} bytes, over the daemon's ${MAX_BATCH_BYTES}-byte limit; split it`);
     const req = { requests, batchId: opts.batchId ?? '' };
-    const res = await this.call<ScheduleBatchOut>((o, cb) => this.scheduler.scheduleBatch(req, o, cb));
+    const send = (md: grpc.Metadata) => this.call<ScheduleBatchOut>((o, cb) => this.scheduler.scheduleBatch(req, md, o, cb));
+    const res = await traceSchedule('timelane.schedule_batch', { 'rpc.method': 'ScheduleBatch', 'timelane.batch.size': requests.length }, send, () => ({}));
     const out = new Array<BatchScheduled>(res.scheduled.length);
     for (let k = 0; k < out.length; k++) out[k] = batchScheduled(res.scheduled[k]);
     return out;
@@ -282,9 +286,9 @@ export class TimelaneClient {
   async backfillJob(jobId: string, range: BackfillInput): Promise<BackfillResult> {
     const fromMs = epochMs('from', range.from);
     const toMs = epochMs('to', range.to);
-    const req = { jobId, fromMs, toMs, maxRuns: range.maxRuns === undefined ? 0 : uint32('maxRuns', range.maxRuns) };
+    const req = { jobId, fromMs, toMs, maxRuns: range.maxRuns === undefined ? 0 : uint32('maxRuns', range.maxRuns), dryRun: range.dryRun ?? false };
     const res = await this.call<BackfillJobOut>((o, cb) => this.scheduler.backfillJob(req, o, cb));
-    return { created: res.created, alreadyExisted: res.alreadyExisted };
+    return { created: res.created, alreadyExisted: res.alreadyExisted, occurrences: res.occurrences };
   }
 
   async getRun(runId: string): Promise<RunInfo> {
@@ -478,6 +482,15 @@ export class TimelaneClient {
       });
     });
   }
+}
+
+/** Attributes of a Schedule call's span (tracing.ts): what it asks for, then what it made. */
+function scheduleAttributes(req: ScheduleRequest): Record<string, string> {
+  return { 'rpc.method': 'Schedule', 'timelane.queue': req.queue ?? '' };
+}
+
+function scheduledAttributes(res: ScheduleOut): Record<string, string> {
+  return { 'timelane.job.id': res.job?.id ?? '', 'timelane.run.id': res.run?.id ?? '' };
 }
 
 /** Deadline of an operator call: its server-side wait (or the server's default) plus slack for the RPC itself. */

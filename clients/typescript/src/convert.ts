@@ -287,6 +287,8 @@ export function deliveredRunInfo(run: DeliveredRun__Output, receivedAtMs: number
     progress: Number(run.progress),
     nominalAtMs: int64(run.nominalAtMs),
     workflow: stepDeliveryInfo(run.workflow),
+    traceparent: run.traceparent,
+    tracestate: run.tracestate,
   };
 }
 

@@ -21,5 +21,6 @@ export { parseDuration, parseInstant, formatDuration } from './duration.js';
 export { memberAddresses } from './discovery.js';
 export { wallNowMs } from './clock.js';
 export { loadTimelaneProto, timelaneV1, type LoadedTimelaneProto, type TimelaneV1 } from './proto.js';
+export { runContext, parseTraceparent, formatTraceparent } from './tracing.js';
 export type * from './types.js';
 export type * from './workflow-types.js';

@@ -162,6 +162,8 @@ export interface BackfillInput {
   to: Date | number;
   /** Most occurrences to make (default 1,000; at most 10,000): a range holding more is refused, nothing made. */
   maxRuns?: number;
+  /** Only count the range's occurrences (checked against maxRuns); nothing is made. */
+  dryRun?: boolean;
 }
 
 export interface RetryPolicyInfo {
@@ -453,6 +455,8 @@ export interface BackfillResult {
   created: number;
   /** Occurrences of the range that already had a run. */
   alreadyExisted: number;
+  /** Occurrences in the range (with dryRun: counted, none made). */
+  occurrences: number;
 }
 
 export interface RunPage {
@@ -521,6 +525,13 @@ export interface DeliveredRunInfo {
   workflow: WorkflowStepDeliveryInfo | null;
   /** Recurring jobs: the occurrence's nominal time; 0 otherwise. */
   nominalAtMs: number;
+  /**
+   * The run's trace context (W3C `traceparent`; empty when it carries none):
+   * createWorker's handler runs in a span that is its child (tracing.ts).
+   */
+  traceparent: string;
+  /** W3C `tracestate` that goes with it; usually empty. */
+  tracestate: string;
 }
 
 /** The daemon's answer to a Complete, Fail or Heartbeat. */

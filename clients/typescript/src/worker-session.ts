@@ -23,9 +23,14 @@
  *   or the next one — else the run would be delivered again after its lease
  *   and its handler run twice. A repeat the daemon already recorded is
  *   simply rejected.
+ * - An answer acked UNAVAILABLE (the daemon could not record it: its
+ *   Postgres is away) is sent again after a growing pause, up to
+ *   MAX_ANSWER_RESENDS times — else the run would be delivered again after
+ *   its lease although its handler is done.
  * - A FAILED_PRECONDITION ack (superseded) aborts this session's older
  *   deliveries of the run; one that answers a request forwarded from another
- *   session aborts nothing here (the delivery it refers to is not ours).
+ *   session, or a resent answer, aborts nothing here (the delivery it refers
+ *   to is not one still running here).
  * - On close, the stream is half-closed only once nothing is in flight
  *   (after that no answer could be sent); runs still unfinished at the
  *   timeout are aborted (their signal fires) and the call is cancelled.
@@ -35,6 +40,7 @@ import type { WorkRequest } from '../proto/gen/timelane/v1/WorkRequest.js';
 import type { WorkerClient } from '../proto/gen/timelane/v1/Worker.js';
 import type { AckInfo, DeliveredRunInfo, DeliveryRefInfo } from './types.js';
 import { WorkStream, newWorkerClient, type StreamEnd } from './work-stream.js';
+import { traceRun } from './tracing.js';
 
 export interface WorkerContext {
   /** Extends the run's lease (at-least-once) and reports progress (0..1) and a checkpoint (≤ 64 KiB). */
@@ -105,8 +111,14 @@ interface Active {
 }
 
 const STABLE_AFTER_MS = 5_000;
+/** gRPC status 14: the daemon is up but could not record the answer (its storage is away). */
+const UNAVAILABLE = 14;
 const MAX_FAIL_MESSAGE = 4096;
 const FORWARD_MEMORY_MS = 60_000;
+/** An answer acked UNAVAILABLE is sent again after 250 ms, doubling to 4 s: about a minute in all. */
+const ANSWER_RESEND_MS = 250;
+const ANSWER_RESEND_MAX_MS = 4_000;
+const MAX_ANSWER_RESENDS = 18;
 
 export class WorkerSession {
   private readonly client: WorkerClient;
@@ -134,6 +146,9 @@ export class WorkerSession {
   /** Run id → requests other sessions sent on our stream whose rejection is still unseen, and when the last was sent. */
   private readonly forwarded = new Map<string, { count: number; atMs: number }>();
   private idleWaiters: (() => void)[] = [];
+  /** Run id → times its answer was sent again after an UNAVAILABLE ack; the timers of pending resends. */
+  private readonly resends = new Map<string, number>();
+  private readonly resendTimers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly opts: SessionOptions) {
     this.client = newWorkerClient(opts.address, opts.credentials, { initialMs: opts.reconnectInitialMs, maxMs: opts.reconnectMaxMs }, opts.token);
@@ -173,6 +188,8 @@ export class WorkerSession {
   private async shutdown(timeoutMs: number): Promise<void> {
     this.closing = true;
     clearTimeout(this.reconnectTimer);
+    // Not waited for: the daemon redelivers a run whose answer it never recorded.
+    for (const t of this.resendTimers) clearTimeout(t);
     const started = Date.now();
     const idle = await this.waitIdle(timeoutMs);
     const stream = this.stream;
@@ -245,7 +262,8 @@ export class WorkerSession {
     const every = this.opts.heartbeatEveryMs;
     const timer = every ? setInterval(() => heartbeat(), every) : undefined;
     try {
-      const result = await this.opts.handler(run, { heartbeat, signal: entry.controller.signal });
+      // In a span that continues the run's trace (a no-op without an OpenTelemetry SDK).
+      const result = await traceRun(run, () => this.opts.handler(run, { heartbeat, signal: entry.controller.signal }));
       clearInterval(timer);
       const output = run.workflow ? outputBytes(result) : null;
       this.opts.stats.completed++;
@@ -312,16 +330,38 @@ export class WorkerSession {
 
   private acked(ack: AckInfo): void {
     const beats = this.beatsOut.get(ack.runId) ?? 0;
+    let answer: WorkRequest | undefined;
     if (beats > 1) this.beatsOut.set(ack.runId, beats - 1);
     else if (beats === 1) this.beatsOut.delete(ack.runId);
-    else this.unacked.delete(ack.runId);
+    else {
+      answer = this.unacked.get(ack.runId);
+      this.unacked.delete(ack.runId);
+    }
+    const resent = this.resends.has(ack.runId);
+    if (ack.code !== UNAVAILABLE) this.resends.delete(ack.runId);
     if (ack.code !== 0) {
       this.opts.stats.rejected++;
       // 9 FAILED_PRECONDITION: a delivery of this run was superseded. Abort the
       // older of our deliveries of it (all but the newest; the only one if alone).
-      if (ack.code === 9 && !this.wasForwarded(ack.runId)) this.abortSuperseded(ack.runId);
+      if (ack.code === 9 && !this.wasForwarded(ack.runId) && !resent) this.abortSuperseded(ack.runId);
+      if (ack.code === UNAVAILABLE && answer) this.resendLater(ack.runId, answer);
     }
     this.opts.onAck?.(ack);
+  }
+
+  /** Sends an answer the daemon could not record again, after a pause that grows with each try. */
+  private resendLater(runId: string, answer: WorkRequest): void {
+    const tries = this.resends.get(runId) ?? 0;
+    if (tries >= MAX_ANSWER_RESENDS || this.closing) {
+      this.resends.delete(runId);
+      return;
+    }
+    this.resends.set(runId, tries + 1);
+    const timer = setTimeout(() => {
+      this.resendTimers.delete(timer);
+      this.send(answer, true);
+    }, Math.min(ANSWER_RESEND_MAX_MS, ANSWER_RESEND_MS * 2 ** tries));
+    this.resendTimers.add(timer);
   }
 
   /** Whether a rejection for this run answers a forwarded request (consumes one). */

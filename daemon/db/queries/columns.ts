@@ -83,6 +83,13 @@ export interface FiredRunRow extends RunRow {
   payload: Buffer;
   /** The last checkpoint heartbeated for this occurrence (an earlier delivery or attempt). */
   checkpoint: Buffer | null;
+  /**
+   * The run's W3C trace context (migrations/0009), null when it carries none.
+   * With tracing on, a run claimed without one gets its claim span's here
+   * (in memory only), so its hand-out and answer join that trace.
+   */
+  traceparent?: string | null;
+  tracestate?: string | null;
   /** The job's namespace (what an in-process consumer acts in, never its payload's say). */
   job_namespace?: string;
   delivery: DeliveryMode;

@@ -11,7 +11,7 @@ import { NO_OVERLAP } from './recurring.js';
  * a claim waits for, then re-checks against, an in-flight bump.
  */
 
-const FIRED_COLUMNS = `${RUN_COLUMNS}, r.checkpoint, j.payload, j.namespace AS job_namespace, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms,
+const FIRED_COLUMNS = `${RUN_COLUMNS}, r.checkpoint, r.traceparent, r.tracestate, j.payload, j.namespace AS job_namespace, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms,
   j.workflow_run_id, j.workflow_step, j.parent_steps, j.parent_outputs`;
 
 /** Owned shards whose fence still matches, row-locked for the statement. $2 shards int[], $3 fences int8[]. */
@@ -149,7 +149,8 @@ FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard WHERE r.id = $1
  * pauses on failure: `pause_on_failure`, PAUSE_ON_FAILURE). $1..$3 delivery, $4 retryable, $5 message, $6 backoff ms, $7
  * shard, $8 hand-off time (epoch ms, null = unknown), $9 worker id. The retry
  * keeps the idempotency key, nominal time and origin (the same occurrence),
- * and the last checkpoint and progress (resume from there).
+ * the last checkpoint and progress (resume from there), and the trace
+ * context (the retry belongs to the same trace).
  */
 export const FAIL_RUN = `
 WITH run_out AS (
@@ -159,11 +160,13 @@ WITH run_out AS (
   FROM jobs j
   WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id AND j.shard = r.shard
   RETURNING r.id, r.job_id, r.shard, r.queue, r.priority, r.attempt, r.status, r.idempotency_key, r.nominal_at, r.origin,
-    r.checkpoint, r.progress, j.kind, coalesce((j.recurrence ->> 'pauseOnFailure')::bool, false) AS pause_on_failure
+    r.checkpoint, r.progress, r.traceparent, r.tracestate, j.kind, coalesce((j.recurrence ->> 'pauseOnFailure')::bool, false) AS pause_on_failure
 ), retry AS (
-  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, nominal_at, origin, checkpoint, progress)
+  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, nominal_at, origin, checkpoint, progress,
+                    traceparent, tracestate)
   SELECT job_id, shard, queue, priority, attempt + 1, 'scheduled',
-         date_trunc('milliseconds', now() + $6::int8 * interval '1 millisecond'), idempotency_key, nominal_at, origin, checkpoint, progress
+         date_trunc('milliseconds', now() + $6::int8 * interval '1 millisecond'), idempotency_key, nominal_at, origin, checkpoint, progress,
+         traceparent, tracestate
   FROM run_out WHERE status = 'failed'
   RETURNING id, shard, priority, (extract(epoch FROM due_at) * 1000)::int8 AS due_at_ms
 ), job_out AS (

@@ -16,6 +16,8 @@ import { JOB_COLUMNS, RUN_COLUMNS } from './columns.js';
  * (namespace, dedupe_key) exists — committed earlier or an earlier request of
  * this batch, which wins (see selectDedupeRefs). Without dedupe keys, use
  * INSERT_JOBS (no conflict arbiter: a plain insert is cheaper).
+ * $16 traceparent text and $17 tracestate text (NULL: none) are the trace
+ * context of the whole batch (one call's gRPC metadata), stored on every run.
  */
 const insertJobs = (onConflict: string): string => `
 WITH input AS (
@@ -38,8 +40,9 @@ WITH input AS (
   ${onConflict}
   RETURNING id
 ), runs_in AS (
-  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key)
-  SELECT c.id, c.shard, c.queue, c.priority, 1, 'scheduled', to_timestamp(c.due_ms::float8 / 1000), c.id || ':' || c.due_ms
+  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, traceparent, tracestate)
+  SELECT c.id, c.shard, c.queue, c.priority, 1, 'scheduled', to_timestamp(c.due_ms::float8 / 1000), c.id || ':' || c.due_ms,
+         $16::text, $17::text
   FROM cols c JOIN jobs_in USING (id) ORDER BY c.ord
   RETURNING id, job_id
 )

@@ -7,6 +7,7 @@ export interface BackfillJobRequest {
   'fromMs'?: (number | string | Long);
   'toMs'?: (number | string | Long);
   'maxRuns'?: (number);
+  'dryRun'?: (boolean);
 }
 
 export interface BackfillJobRequest__Output {
@@ -14,4 +15,5 @@ export interface BackfillJobRequest__Output {
   'fromMs': (string);
   'toMs': (string);
   'maxRuns': (number);
+  'dryRun': (boolean);
 }

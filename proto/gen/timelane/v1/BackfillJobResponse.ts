@@ -4,9 +4,11 @@
 export interface BackfillJobResponse {
   'created'?: (number);
   'alreadyExisted'?: (number);
+  'occurrences'?: (number);
 }
 
 export interface BackfillJobResponse__Output {
   'created': (number);
   'alreadyExisted': (number);
+  'occurrences': (number);
 }

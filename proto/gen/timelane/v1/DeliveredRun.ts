@@ -23,6 +23,8 @@ export interface DeliveredRun {
   'progress'?: (number | string);
   'nominalAtMs'?: (number | string | Long);
   'workflow'?: (_timelane_v1_WorkflowStepDelivery | null);
+  'traceparent'?: (string);
+  'tracestate'?: (string);
 }
 
 export interface DeliveredRun__Output {
@@ -44,4 +46,6 @@ export interface DeliveredRun__Output {
   'progress': (number);
   'nominalAtMs': (string);
   'workflow': (_timelane_v1_WorkflowStepDelivery__Output | null);
+  'traceparent': (string);
+  'tracestate': (string);
 }
