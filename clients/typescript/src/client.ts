@@ -1,7 +1,7 @@
 /**
  * Promise API over the Scheduler and Admin services. Inputs are friendly
  * (Dates, delays, JSON payloads); outputs are the plain shapes of
- * clients/types.ts. A failed call rejects with grpc-js's ServiceError itself
+ * types.ts. A failed call rejects with grpc-js's ServiceError itself
  * (`.code`, `.details`, `.metadata`); bad input caught before sending rejects
  * with a TypeError or RangeError.
  */
