@@ -239,10 +239,10 @@ describe('verbs', () => {
     const jobId = await createJob(p, every(60_000));
     const to = Math.floor(Date.now() / 60_000) * 60_000 - 60_000;
     const from = to - 5 * 60_000;
-    expect(await p.recurring.backfill(jobId, from, to, 0)).toEqual({ created: 5, existed: 0 });
+    expect(await p.recurring.backfill(jobId, from, to, 0)).toEqual({ created: 5, existed: 0, occurrences: 5 });
     await waitFor(() => deliveredOf(p, jobId).length === 5, 5_000, 'five backfilled runs fired');
     expect(deliveredOf(p, jobId).map((d) => d.run.nominal_at_ms).sort()).toEqual([1, 2, 3, 4, 5].map((k) => from + k * 60_000));
-    expect(await p.recurring.backfill(jobId, from - 60_000, to, 0)).toEqual({ created: 1, existed: 5 });
+    expect(await p.recurring.backfill(jobId, from - 60_000, to, 0)).toEqual({ created: 1, existed: 5, occurrences: 6 });
   });
 });
 
