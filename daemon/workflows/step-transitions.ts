@@ -29,16 +29,7 @@
  */
 import type { Queryable } from '../db/pool.js';
 import { query, queryPrepared } from '../db/pool.js';
-import {
-  COMPLETE_STEP_RUNS,
-  END_STEP,
-  FINISH_WORKFLOW_RUNS,
-  LOCK_WORKFLOW_RUNS,
-  LOCK_WORKFLOWS_OF_RUNS,
-  START_READY_STEPS,
-  SUCCEED_STEPS,
-  type StartedStepRow,
-} from '../db/queries/workflows.js';
+import { COMPLETE_STEPS, END_STEP, LOCK_WORKFLOW_RUNS, LOCK_WORKFLOWS_OF_RUNS, START_READY_STEPS, type StartedStepRow } from '../db/queries/workflows.js';
 import type { KnownHandOff, RunRef } from '../run-ref.js';
 import { runRefOf } from '../run-ref.js';
 
@@ -72,20 +63,17 @@ export class StepTransitions {
   async complete(tx: Queryable, ds: readonly StepCompletion[]): Promise<{ done: { id: number; fence: number; deliveries: number }[]; afterCommit: () => void }> {
     const sorted = [...ds].sort((a, b) => a.runId - b.runId);
     await queryPrepared(tx, 'tl_wf_lock_of_runs', LOCK_WORKFLOWS_OF_RUNS, [sorted.map((d) => d.runId), sorted.map((d) => d.shard)]);
-    const { rows } = await queryPrepared<{ id: number; job_id: string; fence: number; deliveries: number }>(tx, 'tl_wf_complete_step_runs', COMPLETE_STEP_RUNS, [
+    const { rows } = await queryPrepared<{ id: number; fence: number; deliveries: number; workflow_run_id: string | null }>(tx, 'tl_wf_complete_steps', COMPLETE_STEPS, [
       sorted.map((d) => d.runId),
       sorted.map((d) => d.fence),
       sorted.map((d) => d.deliveries),
       sorted.map((d) => d.shard),
       sorted.map((d) => d.sentAtMs),
+      sorted.map((d) => d.output),
     ]);
     if (rows.length === 0) return { done: [], afterCommit: nothing };
-    const outputOf = new Map(ds.map((d) => [d.runId, d.output]));
-    const { rows: touched } = await queryPrepared<{ workflow_run_id: string }>(tx, 'tl_wf_succeed_steps', SUCCEED_STEPS, [
-      rows.map((r) => r.job_id),
-      rows.map((r) => outputOf.get(r.id) ?? null),
-    ]);
-    const afterCommit = await this.advance(tx, touched.map((t) => t.workflow_run_id));
+    const touched = rows.flatMap((r) => (r.workflow_run_id === null ? [] : [r.workflow_run_id]));
+    const afterCommit = await this.advance(tx, touched);
     return { done: rows, afterCommit };
   }
 
@@ -104,14 +92,6 @@ export class StepTransitions {
     const ids = [...new Set(workflowRunIds)];
     if (ids.length === 0) return nothing;
     const { rows } = await query<StartedStepRow>(tx, START_READY_STEPS, [ids]);
-    if (rows.length > 0) {
-      // Something started, so its workflow run has a running step: only the others may be finished.
-      const startedIn = new Set(rows.map((r) => r.workflow_run_id));
-      const rest = ids.filter((id) => !startedIn.has(id));
-      if (rest.length > 0) await queryPrepared(tx, 'tl_wf_finish_runs', FINISH_WORKFLOW_RUNS, [rest]);
-      return this.router.inTransaction(tx, rows.map(runRefOf));
-    }
-    await queryPrepared(tx, 'tl_wf_finish_runs', FINISH_WORKFLOW_RUNS, [ids]);
-    return nothing;
+    return rows.length > 0 ? this.router.inTransaction(tx, rows.map(runRefOf)) : nothing;
   }
 }

@@ -95,46 +95,12 @@ ORDER BY w.id FOR UPDATE OF w`;
 // ------------------------------------------------------------ transitions ---
 
 /**
- * completeStepRuns — COMPLETE_RUNS (queries/dispatch.ts) for runs of workflow
- * steps (origin 'workflow'): fired → completed, the step's job → completed.
- * $1 run ids int8[], $2 fences int8[], $3 deliveries int[], $4 shards int[],
- * $5 hand-off times int8[] (null = unknown). Returns the deliveries that
- * matched with their job.
+ * The fan-in, after a CTE `done` of steps that just succeeded (workflow_run_id,
+ * children): each child's `waiting` drops by the number of its parents in
+ * `done`, and a child whose count reaches 0 becomes ready. Children of a
+ * cancelled or failed run are not pending any more, and are left alone.
  */
-export const COMPLETE_STEP_RUNS = `
-WITH d AS (SELECT * FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[]) AS d(id, fence, deliveries, shard, sent_at)),
-run_out AS (
-  UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL,
-    fired_at = coalesce(r.fired_at, to_timestamp(d.sent_at::int8 / 1000.0), greatest(r.claimed_at, r.due_at)),
-    lag_ms = coalesce(r.lag_ms, d.sent_at::int8 - extract(epoch FROM r.due_at) * 1000,
-      greatest(0, (extract(epoch FROM r.claimed_at) - extract(epoch FROM r.due_at)) * 1000))
-  FROM d WHERE r.id = d.id AND r.shard = ANY($4::int[]) AND r.shard = d.shard AND r.origin = 'workflow'
-    AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries
-  RETURNING r.id, r.job_id, r.shard, d.fence, d.deliveries
-), job_out AS (
-  UPDATE jobs SET status = 'completed', updated_at = now()
-  FROM run_out WHERE jobs.id = run_out.job_id AND jobs.shard = run_out.shard AND jobs.status = 'active'
-  RETURNING jobs.id
-)
-SELECT id, job_id, fence, deliveries FROM run_out`;
-
-/**
- * succeedSteps — running → succeeded for the steps of these jobs (the
- * current generation's job only: a late Complete of an older generation
- * changes nothing), with their outputs; and the fan-in: each child's
- * `waiting` drops by the number of its parents that just succeeded, and a
- * child whose count reaches 0 becomes ready. Children of a cancelled or
- * failed run are not pending any more, and are left alone.
- * $1 job ids uuid[], $2 outputs bytea[] (null = none). Returns the workflow
- * runs touched.
- */
-export const SUCCEED_STEPS = `
-WITH o AS (SELECT * FROM unnest($1::uuid[], $2::bytea[]) AS o(job_id, output)),
-done AS (
-  UPDATE workflow_steps s SET state = 'succeeded', output = o.output, finished_at = now(), error = NULL
-  FROM o WHERE s.job_id = o.job_id AND s.state = 'running'
-  RETURNING s.workflow_run_id, s.children
-), released AS (
+const FAN_IN = `released AS (
   SELECT workflow_run_id, child, count(*)::int AS n FROM done, unnest(done.children) AS child GROUP BY workflow_run_id, child
 ), children AS (
   UPDATE workflow_steps c SET waiting = c.waiting - r.n,
@@ -142,7 +108,54 @@ done AS (
     ready_at = CASE WHEN c.waiting - r.n = 0 THEN now() END
   FROM released r WHERE c.workflow_run_id = r.workflow_run_id AND c.step = r.child AND c.state = 'pending'
   RETURNING c.workflow_run_id
-)
+)`;
+
+/**
+ * completeSteps — a batch of Completes of step runs, in one statement: each
+ * run that still matches its delivery fired → completed (COMPLETE_RUNS of
+ * queries/dispatch.ts, for origin 'workflow'), its job → completed, its step
+ * running → succeeded with its output (the current generation's job only: a
+ * late Complete of an older generation changes nothing); and the fan-in
+ * (FAN_IN). $1 run ids int8[], $2 fences int8[], $3 deliveries int[], $4 shards int[],
+ * $5 hand-off times int8[] (null = unknown), $6 outputs bytea[] (null =
+ * none). Returns the deliveries that matched, each with the workflow run
+ * whose step it succeeded (null: the step had moved on).
+ */
+export const COMPLETE_STEPS = `
+WITH d AS (SELECT * FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[], $6::bytea[]) AS d(id, fence, deliveries, shard, sent_at, output)),
+run_out AS (
+  UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL,
+    fired_at = coalesce(r.fired_at, to_timestamp(d.sent_at::int8 / 1000.0), greatest(r.claimed_at, r.due_at)),
+    lag_ms = coalesce(r.lag_ms, d.sent_at::int8 - extract(epoch FROM r.due_at) * 1000,
+      greatest(0, (extract(epoch FROM r.claimed_at) - extract(epoch FROM r.due_at)) * 1000))
+  FROM d WHERE r.id = d.id AND r.shard = ANY($4::int[]) AND r.shard = d.shard AND r.origin = 'workflow'
+    AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries
+  RETURNING r.id, r.job_id, r.shard, d.fence, d.deliveries, d.output
+), job_out AS (
+  UPDATE jobs SET status = 'completed', updated_at = now()
+  FROM run_out WHERE jobs.id = run_out.job_id AND jobs.shard = run_out.shard AND jobs.status = 'active'
+  RETURNING jobs.id
+), done AS (
+  UPDATE workflow_steps s SET state = 'succeeded', output = run_out.output, finished_at = now(), error = NULL
+  FROM run_out WHERE s.job_id = run_out.job_id AND s.state = 'running'
+  RETURNING s.workflow_run_id, s.job_id, s.children
+), ${FAN_IN}
+SELECT run_out.id, run_out.fence, run_out.deliveries, done.workflow_run_id
+FROM run_out LEFT JOIN done ON done.job_id = run_out.job_id`;
+
+/**
+ * succeedSteps — running → succeeded for the steps of these jobs, with their
+ * outputs, and the fan-in, as COMPLETE_STEPS does (for a step whose job
+ * completed by another path: the repair pass). $1 job ids uuid[], $2
+ * outputs bytea[] (null = none). Returns the workflow runs touched.
+ */
+export const SUCCEED_STEPS = `
+WITH o AS (SELECT * FROM unnest($1::uuid[], $2::bytea[]) AS o(job_id, output)),
+done AS (
+  UPDATE workflow_steps s SET state = 'succeeded', output = o.output, finished_at = now(), error = NULL
+  FROM o WHERE s.job_id = o.job_id AND s.state = 'running'
+  RETURNING s.workflow_run_id, s.children
+), ${FAN_IN}
 SELECT DISTINCT workflow_run_id FROM done`;
 
 /** The steps downstream of `seed` (a SELECT of (workflow_run_id, step)), transitively. */
@@ -192,10 +205,23 @@ export interface StartedStepRow {
  * topological order: each gets its generation's job (the parents' outputs
  * copied into it) and the job's first run, due at the workflow's start time
  * or now. The job is unique per (workflow run, step, generation): made at
- * most once. $1 workflow run ids uuid[]. Returns the new runs.
+ * most once. And in the same statement, the runs with nothing left to run
+ * finish: running → succeeded (every step succeeded) or → failed (some step
+ * failed, was cancelled or upstream-failed) once no step is pending, ready
+ * or running (as of the statement's snapshot: a run with a step this
+ * statement starts had it ready, so it is not finished). $1 workflow run ids
+ * uuid[]. Returns the new runs.
  */
 export const START_READY_STEPS = `
-WITH wf AS (
+WITH finished AS (
+  UPDATE workflow_runs w SET
+    state = CASE WHEN EXISTS (SELECT 1 FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state <> 'succeeded')
+                 THEN 'failed' ELSE 'succeeded' END,
+    finished_at = now(), updated_at = now()
+  WHERE w.id = ANY($1::uuid[]) AND w.state = 'running'
+    AND NOT EXISTS (SELECT 1 FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state IN ('pending', 'ready', 'running'))
+  RETURNING w.id
+), wf AS (
   SELECT w.id, w.namespace, w.max_in_flight, greatest(w.start_at, date_trunc('milliseconds', now())) AS due_at
   FROM workflow_runs w WHERE w.id = ANY($1::uuid[]) AND w.state = 'running'
 ), pick AS MATERIALIZED (
@@ -231,20 +257,6 @@ SELECT j.id, j.shard, j.queue, j.priority, 1, 'scheduled', wf.due_at,
 FROM jobs_in j JOIN wf ON wf.id = j.workflow_run_id
 -- The key starts with the workflow run's id (a UUID: no ':'), which the caller needs: no join back to jobs_in.
 RETURNING id, shard, priority, ${ms('due_at')} AS due_at_ms, split_part(idempotency_key, ':', 1) AS workflow_run_id`;
-
-/**
- * finishWorkflowRuns — running → succeeded (every step succeeded) or →
- * failed (some step failed, was cancelled or upstream-failed) once no step
- * is pending, ready or running. $1 ids uuid[]. Returns those finished.
- */
-export const FINISH_WORKFLOW_RUNS = `
-UPDATE workflow_runs w SET
-  state = CASE WHEN EXISTS (SELECT 1 FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state <> 'succeeded')
-               THEN 'failed' ELSE 'succeeded' END,
-  finished_at = now(), updated_at = now()
-WHERE w.id = ANY($1::uuid[]) AND w.state = 'running'
-  AND NOT EXISTS (SELECT 1 FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state IN ('pending', 'ready', 'running'))
-RETURNING w.id, w.state`;
 
 /**
  * cancelWorkflowRun — running → cancelled (the row is locked): its steps
