@@ -35,15 +35,14 @@ import { backoffMs } from './backoff.js';
 import { CompleteBatcher } from './complete-batcher.js';
 import { PAUSE_ON_FAILURE, WITHDRAW_OCCURRENCES } from '../db/queries/recurring.js';
 import type { HandOff, KnownHandOff, RunRef } from '../run-ref.js';
-import { StepTransitions } from '../workflows/step-transitions.js';
+import { StepTransitions, type StepRouting } from '../workflows/step-transitions.js';
 
 /**
  * Where a retry goes: the engine's router (daemon/engine/router.ts), told
- * inside the Fail's transaction; what it returns runs after the commit.
+ * inside the Fail's transaction; what it returns runs after the commit. The
+ * steps a step's answer starts go there too (StepRouting).
  */
-export interface RetryRouting {
-  inTransaction(tx: Queryable, runs: readonly RunRef[]): Promise<() => void>;
-}
+export type RetryRouting = StepRouting;
 
 /** An answer's delivery, with the hand-off time when this daemon made it. */
 export type AnsweredDelivery = HandOff;

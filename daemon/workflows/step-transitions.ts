@@ -31,11 +31,18 @@ import type { Queryable } from '../db/pool.js';
 import { query, queryPrepared } from '../db/pool.js';
 import { COMPLETE_STEPS, END_STEP, LOCK_WORKFLOW_RUNS, LOCK_WORKFLOWS_OF_RUNS, START_READY_STEPS, type StartedStepRow } from '../db/queries/workflows.js';
 import type { KnownHandOff, RunRef } from '../run-ref.js';
+import type { FenceArrays } from '../coord/fence.js';
+import type { FiredRunRow } from '../db/queries/columns.js';
 import { runRefOf } from '../run-ref.js';
 
-/** Where new step runs go: the engine's router, told inside the transaction. */
+/** Where new step runs go: the engine's router (daemon/engine/router.ts). */
 export interface StepRouting {
+  /** Scheduled runs, told inside the transaction; what it returns runs after commit. */
   inTransaction(tx: Queryable, runs: readonly RunRef[]): Promise<() => void>;
+  /** The fences under which new step runs may be fired in the transaction (empty: none). */
+  firingFences(): FenceArrays;
+  /** Runs fired in a committed transaction: to delivery. */
+  deliverFired(runs: readonly FiredRunRow[]): void;
 }
 
 /** A Complete of a step's run, with the step's output (null: none). */
@@ -91,7 +98,16 @@ export class StepTransitions {
   async advance(tx: Queryable, workflowRunIds: readonly string[]): Promise<() => void> {
     const ids = [...new Set(workflowRunIds)];
     if (ids.length === 0) return nothing;
-    const { rows } = await query<StartedStepRow>(tx, START_READY_STEPS, [ids]);
-    return rows.length > 0 ? this.router.inTransaction(tx, rows.map(runRefOf)) : nothing;
+    const { shards, fences } = this.router.firingFences();
+    const { rows } = await query<StartedStepRow>(tx, START_READY_STEPS, [ids, shards, fences]);
+    if (rows.length === 0) return nothing;
+    const fired = rows.filter((r) => r.status === 'fired');
+    const scheduled = rows.filter((r) => r.status !== 'fired').map(runRefOf);
+    const route = scheduled.length > 0 ? await this.router.inTransaction(tx, scheduled) : nothing;
+    if (fired.length === 0) return route;
+    return () => {
+      route();
+      this.router.deliverFired(fired);
+    };
   }
 }

@@ -10,7 +10,10 @@
  * - a transition of a started step repeated (the repair pass racing an
  *   answer): no second job for the same generation;
  * - a final Fail cascades upstream_failed and finishes the run;
- * - the claim hands the parents' outputs to the child.
+ * - the claim hands the parents' outputs to the child;
+ * - a router that may fire (it holds the shards' fences) gets the children
+ *   fired by the completing transaction itself, under its fence and only
+ *   under a fence Postgres agrees with.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Answers } from '../../daemon/dispatch/answers.js';
@@ -42,8 +45,21 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function step(name: string, after: string[] = [], maxAttempts = 1): StepSpec {
-  return { name, queue: 'wf-int', payload: Buffer.from(name), priority: 0, delivery: 'at_least_once', maxAttempts, initialBackoffMs: 10, maxBackoffMs: 10, leaseMs: 30_000, after };
+function step(name: string, after: string[] = [], maxAttempts = 1, delivery: StepSpec['delivery'] = 'at_least_once'): StepSpec {
+  return { name, queue: 'wf-int', payload: Buffer.from(name), priority: 0, delivery, maxAttempts, initialBackoffMs: 10, maxBackoffMs: 10, leaseMs: 30_000, after };
+}
+
+/** A router that fires new step runs under these fences (one per shard), collecting what it is handed after commit. */
+function firingRouter(fence: number, delivered: FiredRunRow[]): RunRouter {
+  return new RunRouter({
+    schema: 'timelane',
+    windowMs: 30_000,
+    wallNow: Date.now,
+    owns: () => true,
+    offerLocal: () => undefined,
+    cancelLocal: () => undefined,
+    firing: { fences: () => ({ shards: [0, 1], fences: [fence, fence] }), deliver: (r) => delivered.push(r) },
+  });
 }
 
 async function start(steps: StepSpec[]): Promise<string> {
@@ -110,11 +126,11 @@ describe('workflow transitions', () => {
 
   it('starting a started step again makes no second job (the repair racing an answer)', async () => {
     const id = await start([step('only')]);
-    const again = await db.pool.query(START_READY_STEPS, [[id]]);
+    const again = await db.pool.query(START_READY_STEPS, [[id], [], []]);
     expect(again.rowCount).toBe(0);
     // Even with the step forced back to ready for the same generation, the unique key refuses a second job.
     await db.pool.query(`UPDATE workflow_steps SET state = 'ready', generation = generation - 1 WHERE workflow_run_id = $1`, [id]);
-    const forced = await db.pool.query(START_READY_STEPS, [[id]]);
+    const forced = await db.pool.query(START_READY_STEPS, [[id], [], []]);
     expect(forced.rowCount).toBe(0);
     expect(await jobsPerStep(id)).toEqual({ only: 1 });
   });
@@ -139,5 +155,39 @@ describe('workflow transitions', () => {
     await answersA.complete([delivery((await fire(id)).get('down') as FiredRunRow)]);
     expect((await workflows.getRun(id)).state).toBe('succeeded');
     expect(await jobsPerStep(id)).toEqual({ root: 1, bad: 2, down: 1, side: 1 });
+  });
+
+  it('fires the children in the completing transaction under the fence it holds, with their parents\' outputs', async () => {
+    const delivered: FiredRunRow[] = [];
+    const firing = new Answers(db.pool, firingRouter(1, delivered));
+    const id = await start([step('a'), step('b', ['a']), step('c', ['a'], 1, 'at_most_once')]);
+    await firing.complete([delivery((await fire(id)).get('a') as FiredRunRow, 'A')]);
+    // b: fired by the Complete's transaction, handed over after commit, with everything a worker receives.
+    expect(delivered.map((r) => r.workflow_step)).toEqual(['b']);
+    const b = delivered[0];
+    expect(b).toMatchObject({ status: 'fired', fence: 1, deliveries: 1, workflow_run_id: id, parent_steps: ['a'] });
+    expect(b.payload.toString()).toBe('b');
+    expect(b.parent_outputs?.map(String)).toEqual(['A']);
+    expect(b.lease_expires_at_ms).toBeGreaterThan(Date.now());
+    const { rows } = await db.pool.query<{ status: string; fence: number; deliveries: number }>(`SELECT status, fence, deliveries FROM runs WHERE id = $1`, [b.id]);
+    expect(rows[0]).toEqual({ status: 'fired', fence: 1, deliveries: 1 });
+    // c is delivered at most once: that needs the claim's record, so it is only scheduled (the fast lane claims it).
+    const rest = await fire(id);
+    expect([...rest.keys()]).toEqual(['c']);
+    expect(await firing.complete([delivery(b)])).toEqual([null]);
+    await firing.complete([delivery(rest.get('c') as FiredRunRow)]);
+    expect((await workflows.getRun(id)).state).toBe('succeeded');
+    expect(await jobsPerStep(id)).toEqual({ a: 1, b: 1, c: 1 });
+  });
+
+  it('fires nothing under a fence Postgres does not agree with: the children are only scheduled', async () => {
+    const delivered: FiredRunRow[] = [];
+    const stale = new Answers(db.pool, firingRouter(0, delivered)); // Postgres holds fence 1
+    const id = await start([step('a'), step('b', ['a'])]);
+    await stale.complete([delivery((await fire(id)).get('a') as FiredRunRow)]);
+    expect(delivered).toEqual([]);
+    const next = await fire(id);
+    expect([...next.keys()]).toEqual(['b']);
+    expect(next.get('b')?.deliveries).toBe(1);
   });
 });

@@ -8,8 +8,11 @@
  * transitions are serialised: the in-flight limit holds, and lock order is
  * always workflow_runs → runs → workflow_steps (no deadlock with a cancel).
  * The repair pass additionally holds its shards FOR SHARE at its fences, as
- * every periodic writer does (I-1).
+ * every periodic writer does (I-1), and so does a transaction that fires the
+ * steps it starts (START_READY_STEPS).
  */
+
+import { RUN_COLUMNS, type FiredRunRow } from './columns.js';
 
 const ms = (col: string): string => `(extract(epoch FROM ${col}) * 1000)::int8`;
 
@@ -190,12 +193,12 @@ step_out AS (
 )
 SELECT workflow_run_id, (SELECT count(*) FROM cascade)::int AS upstream_failed FROM step_out`;
 
-/** One started step: its new run, for the router, and its workflow run. */
-export interface StartedStepRow {
-  id: number;
-  shard: number;
-  priority: number;
-  due_at_ms: number;
+/**
+ * One started step: its new run and its workflow run. A run fired by the
+ * statement (status 'fired') carries what a worker receives; a scheduled
+ * one goes to the router (its payload and parents' outputs are not sent back).
+ */
+export interface StartedStepRow extends FiredRunRow {
   workflow_run_id: string;
 }
 
@@ -205,12 +208,18 @@ export interface StartedStepRow {
  * topological order: each gets its generation's job (the parents' outputs
  * copied into it) and the job's first run, due at the workflow's start time
  * or now. The job is unique per (workflow run, step, generation): made at
- * most once. And in the same statement, the runs with nothing left to run
+ * most once. A run due by now, delivered at least once, on a shard whose
+ * fence is among $2/$3 (the caller's, held FOR SHARE for the rest of the
+ * transaction as a claim holds them: I-1) is born fired under that fence —
+ * the claim made in the same statement, so the caller hands it to delivery
+ * right after commit; the others are born scheduled, for the router. And in
+ * the same statement, the runs with nothing left to run
  * finish: running → succeeded (every step succeeded) or → failed (some step
  * failed, was cancelled or upstream-failed) once no step is pending, ready
  * or running (as of the statement's snapshot: a run with a step this
  * statement starts had it ready, so it is not finished). $1 workflow run ids
- * uuid[]. Returns the new runs.
+ * uuid[], $2 shards int[] and $3 fences int8[] to fire under (empty: fire
+ * nothing). Returns the new runs.
  */
 export const START_READY_STEPS = `
 WITH finished AS (
@@ -222,7 +231,7 @@ WITH finished AS (
     AND NOT EXISTS (SELECT 1 FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state IN ('pending', 'ready', 'running'))
   RETURNING w.id
 ), wf AS (
-  SELECT w.id, w.namespace, w.max_in_flight, greatest(w.start_at, date_trunc('milliseconds', now())) AS due_at
+  SELECT w.id, w.namespace, w.shard, w.max_in_flight, greatest(w.start_at, date_trunc('milliseconds', now())) AS due_at
   FROM workflow_runs w WHERE w.id = ANY($1::uuid[]) AND w.state = 'running'
 ), pick AS MATERIALIZED (
   -- LATERAL: each run's steps through the primary key (a join on the CTE scanned every step of every run);
@@ -249,14 +258,26 @@ WITH finished AS (
            coalesce(array_agg(coalesce(p.output, '\\x'::bytea) ORDER BY p.step), '{}') AS outputs
     FROM workflow_steps p WHERE p.workflow_run_id = st.workflow_run_id AND p.step = ANY(st.parents)) po
   ON CONFLICT (workflow_run_id, workflow_step, workflow_generation) WHERE workflow_run_id IS NOT NULL DO NOTHING
-  RETURNING id, shard, queue, priority, workflow_run_id, workflow_step, workflow_generation
+  RETURNING id, namespace, shard, queue, priority, payload, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms,
+    workflow_run_id, workflow_step, workflow_generation, parent_steps, parent_outputs
+), fenced AS (
+  SELECT s.shard, s.fence FROM shards s JOIN unnest($2::int[], $3::int8[]) AS o(shard, fence) ON s.shard = o.shard AND s.fence = o.fence
+  WHERE s.shard IN (SELECT shard FROM wf)
+  FOR SHARE OF s
+), runs_in AS (
+  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, origin, fence, deliveries, claimed_at, lease_expires_at)
+  SELECT j.id, j.shard, j.queue, j.priority, 1, CASE WHEN x.fire THEN 'fired' ELSE 'scheduled' END, wf.due_at,
+         j.workflow_run_id || ':' || j.workflow_step || ':' || j.workflow_generation, 'workflow',
+         CASE WHEN x.fire THEN f.fence ELSE 0 END, CASE WHEN x.fire THEN 1 ELSE 0 END,
+         CASE WHEN x.fire THEN now() END, CASE WHEN x.fire THEN now() + j.lease_ms * interval '1 millisecond' END
+  FROM jobs_in j JOIN wf ON wf.id = j.workflow_run_id LEFT JOIN fenced f ON f.shard = j.shard
+  CROSS JOIN LATERAL (SELECT f.shard IS NOT NULL AND j.delivery = 'at_least_once' AND wf.due_at <= now() AS fire) x
+  RETURNING *
 )
-INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, origin)
-SELECT j.id, j.shard, j.queue, j.priority, 1, 'scheduled', wf.due_at,
-       j.workflow_run_id || ':' || j.workflow_step || ':' || j.workflow_generation, 'workflow'
-FROM jobs_in j JOIN wf ON wf.id = j.workflow_run_id
--- The key starts with the workflow run's id (a UUID: no ':'), which the caller needs: no join back to jobs_in.
-RETURNING id, shard, priority, ${ms('due_at')} AS due_at_ms, split_part(idempotency_key, ':', 1) AS workflow_run_id`;
+SELECT ${RUN_COLUMNS}, r.checkpoint, CASE WHEN r.status = 'fired' THEN j.payload END AS payload, j.namespace AS job_namespace,
+  j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms, j.workflow_run_id, j.workflow_step,
+  CASE WHEN r.status = 'fired' THEN j.parent_steps END AS parent_steps, CASE WHEN r.status = 'fired' THEN j.parent_outputs END AS parent_outputs
+FROM runs_in r JOIN jobs_in j ON j.id = r.job_id`;
 
 /**
  * cancelWorkflowRun — running → cancelled (the row is locked): its steps
