@@ -12,7 +12,7 @@
  * steps it starts (START_READY_STEPS).
  */
 
-import { RUN_COLUMNS, type FiredRunRow } from './columns.js';
+import type { FiredRunRow } from './columns.js';
 
 const ms = (col: string): string => `(extract(epoch FROM ${col}) * 1000)::int8`;
 
@@ -230,13 +230,17 @@ WITH finished AS (
   WHERE w.id = ANY($1::uuid[]) AND w.state = 'running'
     AND NOT EXISTS (SELECT 1 FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state IN ('pending', 'ready', 'running'))
   RETURNING w.id
+), fenced AS MATERIALIZED (
+  SELECT s.shard, s.fence FROM shards s JOIN unnest($2::int[], $3::int8[]) AS o(shard, fence) ON s.shard = o.shard AND s.fence = o.fence
+  WHERE s.shard IN (SELECT w.shard FROM workflow_runs w WHERE w.id = ANY($1::uuid[]))
+  FOR SHARE OF s
 ), wf AS (
-  SELECT w.id, w.namespace, w.shard, w.max_in_flight, greatest(w.start_at, date_trunc('milliseconds', now())) AS due_at
-  FROM workflow_runs w WHERE w.id = ANY($1::uuid[]) AND w.state = 'running'
+  SELECT w.id, w.namespace, w.max_in_flight FROM workflow_runs w WHERE w.id = ANY($1::uuid[]) AND w.state = 'running'
 ), pick AS MATERIALIZED (
   -- LATERAL: each run's steps through the primary key (a join on the CTE scanned every step of every run);
   -- MATERIALIZED: inlined into the UPDATE, the planner re-ran it per ready step.
-  SELECT wf.id AS workflow_run_id, x.step FROM wf
+  -- Each pick carries its run's namespace: CTEs joined on a key plan as nested loops (estimates of 1 row), n × m.
+  SELECT wf.id AS workflow_run_id, x.step, wf.namespace FROM wf
   CROSS JOIN LATERAL (
     SELECT s.step, row_number() OVER (ORDER BY s.position) AS rn
     FROM workflow_steps s WHERE s.workflow_run_id = wf.id AND s.state = 'ready') x
@@ -246,38 +250,48 @@ WITH finished AS (
   UPDATE workflow_steps s SET state = 'running', generation = s.generation + 1, job_id = gen_random_uuid(), started_at = now(),
     finished_at = NULL, error = NULL, output = NULL
   FROM pick WHERE s.workflow_run_id = pick.workflow_run_id AND s.step = pick.step AND s.state = 'ready'
-  RETURNING s.*
+  RETURNING s.*, pick.namespace
 ), jobs_in AS (
   INSERT INTO jobs (id, namespace, queue, shard, payload, priority, delivery, max_attempts, initial_backoff_ms, max_backoff_ms,
                     lease_ms, status, workflow_run_id, workflow_step, workflow_generation, parent_steps, parent_outputs)
-  SELECT st.job_id, wf.namespace, st.queue, st.shard, st.payload, st.priority, st.delivery, st.max_attempts, st.initial_backoff_ms,
+  SELECT st.job_id, st.namespace, st.queue, st.shard, st.payload, st.priority, st.delivery, st.max_attempts, st.initial_backoff_ms,
          st.max_backoff_ms, st.lease_ms, 'active', st.workflow_run_id, st.step, st.generation, po.steps, po.outputs
-  FROM started st JOIN wf ON wf.id = st.workflow_run_id
+  FROM started st
   CROSS JOIN LATERAL (
     SELECT coalesce(array_agg(p.step ORDER BY p.step), '{}') AS steps,
            coalesce(array_agg(coalesce(p.output, '\\x'::bytea) ORDER BY p.step), '{}') AS outputs
     FROM workflow_steps p WHERE p.workflow_run_id = st.workflow_run_id AND p.step = ANY(st.parents)) po
   ON CONFLICT (workflow_run_id, workflow_step, workflow_generation) WHERE workflow_run_id IS NOT NULL DO NOTHING
-  RETURNING id, namespace, shard, queue, priority, payload, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms,
-    workflow_run_id, workflow_step, workflow_generation, parent_steps, parent_outputs
-), fenced AS (
-  SELECT s.shard, s.fence FROM shards s JOIN unnest($2::int[], $3::int8[]) AS o(shard, fence) ON s.shard = o.shard AND s.fence = o.fence
-  WHERE s.shard IN (SELECT shard FROM wf)
-  FOR SHARE OF s
-), runs_in AS (
-  INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, origin, fence, deliveries, claimed_at, lease_expires_at)
-  SELECT j.id, j.shard, j.queue, j.priority, 1, CASE WHEN x.fire THEN 'fired' ELSE 'scheduled' END, wf.due_at,
-         j.workflow_run_id || ':' || j.workflow_step || ':' || j.workflow_generation, 'workflow',
-         CASE WHEN x.fire THEN f.fence ELSE 0 END, CASE WHEN x.fire THEN 1 ELSE 0 END,
-         CASE WHEN x.fire THEN now() END, CASE WHEN x.fire THEN now() + j.lease_ms * interval '1 millisecond' END
-  FROM jobs_in j JOIN wf ON wf.id = j.workflow_run_id LEFT JOIN fenced f ON f.shard = j.shard
-  CROSS JOIN LATERAL (SELECT f.shard IS NOT NULL AND j.delivery = 'at_least_once' AND wf.due_at <= now() AS fire) x
   RETURNING *
+), planned AS MATERIALIZED (
+  -- Each new run with its id drawn here, so the answer is read from this one CTE (no join back to the insert).
+  SELECT j.*, nextval(pg_get_serial_sequence('runs', 'id')) AS run_id, x.due_at, x.fence,
+    x.fence IS NOT NULL AND j.delivery = 'at_least_once' AND x.due_at <= now() AS fire
+  FROM jobs_in j
+  CROSS JOIN LATERAL (SELECT greatest(w.start_at, date_trunc('milliseconds', now())) AS due_at,
+                             (SELECT f.fence FROM fenced f WHERE f.shard = w.shard) AS fence
+                      FROM workflow_runs w WHERE w.id = j.workflow_run_id) x
+), runs_in AS (
+  INSERT INTO runs (id, job_id, shard, queue, priority, attempt, status, due_at, idempotency_key, origin, fence, deliveries, claimed_at, lease_expires_at)
+  OVERRIDING SYSTEM VALUE
+  SELECT t.run_id, t.id, t.shard, t.queue, t.priority, 1, CASE WHEN t.fire THEN 'fired' ELSE 'scheduled' END, t.due_at,
+         t.workflow_run_id || ':' || t.workflow_step || ':' || t.workflow_generation, 'workflow',
+         CASE WHEN t.fire THEN t.fence ELSE 0 END, CASE WHEN t.fire THEN 1 ELSE 0 END,
+         CASE WHEN t.fire THEN now() END, CASE WHEN t.fire THEN now() + t.lease_ms * interval '1 millisecond' END
+  FROM planned t
 )
-SELECT ${RUN_COLUMNS}, r.checkpoint, CASE WHEN r.status = 'fired' THEN j.payload END AS payload, j.namespace AS job_namespace,
-  j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms, j.workflow_run_id, j.workflow_step,
-  CASE WHEN r.status = 'fired' THEN j.parent_steps END AS parent_steps, CASE WHEN r.status = 'fired' THEN j.parent_outputs END AS parent_outputs
-FROM runs_in r JOIN jobs_in j ON j.id = r.job_id`;
+-- What runs_in wrote (a FiredRunRow), from planned: a new run has no fire, answer or checkpoint yet.
+SELECT t.run_id AS id, t.id AS job_id, t.shard, t.queue, t.priority, 1 AS attempt,
+  CASE WHEN t.fire THEN 'fired' ELSE 'scheduled' END AS status, ${ms('t.due_at')} AS due_at_ms, NULL::int8 AS fired_at_ms,
+  NULL::float8 AS lag_ms, CASE WHEN t.fire THEN t.fence ELSE 0 END AS fence, CASE WHEN t.fire THEN 1 ELSE 0 END AS deliveries,
+  CASE WHEN t.fire THEN ${ms(`now() + t.lease_ms * interval '1 millisecond'`)} END AS lease_expires_at_ms,
+  t.workflow_run_id || ':' || t.workflow_step || ':' || t.workflow_generation AS idempotency_key, NULL::text AS error,
+  NULL::int8 AS finished_at_ms, CASE WHEN t.fire THEN ${ms('now()')} END AS claimed_at_ms, NULL::int8 AS nominal_at_ms,
+  'workflow' AS origin, NULL::text AS worker_id, NULL::float8 AS progress, NULL::int8 AS replay_of, NULL::int8 AS cancel_requested_at_ms,
+  NULL::bytea AS checkpoint, CASE WHEN t.fire THEN t.payload END AS payload, t.namespace AS job_namespace, t.delivery, t.max_attempts,
+  t.initial_backoff_ms, t.max_backoff_ms, t.workflow_run_id, t.workflow_step,
+  CASE WHEN t.fire THEN t.parent_steps END AS parent_steps, CASE WHEN t.fire THEN t.parent_outputs END AS parent_outputs
+FROM planned t`;
 
 /**
  * cancelWorkflowRun — running → cancelled (the row is locked): its steps
