@@ -5,8 +5,10 @@
  * interval)? Does any step run before its parents, twice, or never?
  *
  * The load (defaults): 1,000 workflow runs of 20 steps each, started within
- * a few seconds (StartWorkflow, --start-parallel calls in flight), four
- * shapes in turn:
+ * a few seconds as a demanding user would start them: the four definitions
+ * stored once (PutWorkflow), then StartWorkflows calls of --start-batch
+ * starts by name, --start-parallel calls in flight (--start-batch 1 makes
+ * them single StartWorkflow calls), four shapes in turn:
  *   chain      20 steps in a line
  *   fan        a root, 18 parallel steps, a join after all 18
  *   diamonds   6 stacked diamonds (a → b, c → d → …) and a tail
@@ -32,7 +34,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { TimelaneClient } from '../clients/client.js';
 import { createWorker } from '../clients/worker.js';
-import type { WorkflowStepInput } from '../clients/workflow-types.js';
+import type { StartWorkflowInput, WorkflowStepInput } from '../clients/workflow-types.js';
 import { DaemonProcess } from '../ops/local/daemon-process.js';
 import { numberFlag } from './lib/args.js';
 import { killStrayDaemons, waitFor } from './lib/bench-daemon.js';
@@ -50,7 +52,9 @@ const USAGE = `usage: npm run bench:workflows -- [flags]
   --daemons <n>          1..3 daemons (default 1)
   --shards <n>           shards (default 64)
   --concurrency <n>      worker credit per daemon (default 1000)
-  --start-parallel <n>   StartWorkflow calls in flight (default 32)
+  --start-batch <n>      starts per StartWorkflows call (default 50; 1: one StartWorkflow call each)
+  --start-parallel <n>   start calls in flight (default 4)
+  --inline               send each start its definition inline (default: stored once, started by name)
   --max-in-flight <n>    per-run limit on steps in flight (default 0: none)
   --timeout <s>          give up waiting for steps after this long (default 120)
   --budget <s>           whole run (default 600)
@@ -64,7 +68,9 @@ interface Options {
   daemons: number;
   shards: number;
   concurrency: number;
+  startBatch: number;
   startParallel: number;
+  inline: boolean;
   maxInFlight: number;
   timeoutS: number;
   budgetS: number;
@@ -81,7 +87,9 @@ function parseOptions(argv: string[]): Options | 'help' {
       daemons: { type: 'string' },
       shards: { type: 'string' },
       concurrency: { type: 'string' },
+      'start-batch': { type: 'string' },
       'start-parallel': { type: 'string' },
+      inline: { type: 'boolean' },
       'max-in-flight': { type: 'string' },
       timeout: { type: 'string' },
       budget: { type: 'string' },
@@ -97,7 +105,9 @@ function parseOptions(argv: string[]): Options | 'help' {
     daemons: numberFlag('--daemons', v.daemons, 1, 1, 3),
     shards: numberFlag('--shards', v.shards, 64, 1, 4096),
     concurrency: numberFlag('--concurrency', v.concurrency, 1000, 1, 100_000),
-    startParallel: numberFlag('--start-parallel', v['start-parallel'], 32, 1, 1000),
+    startBatch: numberFlag('--start-batch', v['start-batch'], 50, 1, 1000),
+    startParallel: numberFlag('--start-parallel', v['start-parallel'], 4, 1, 1000),
+    inline: v.inline ?? false,
     maxInFlight: numberFlag('--max-in-flight', v['max-in-flight'], 0, 0, 10_000),
     timeoutS: numberFlag('--timeout', v.timeout, 120, 1, 3600),
     budgetS: numberFlag('--budget', v.budget, 600, 10, 86_400),
@@ -227,20 +237,29 @@ async function run(opts: Options, res: Resources): Promise<number> {
     maxInFlight: opts.maxInFlight,
     steps: s.edges.map(([name, after]): WorkflowStepInput => ({ name, queue: QUEUE, after, retry: { maxAttempts: 3, initialBackoffMs: 100 } })),
   }));
+  if (!opts.inline) for (const d of definitions) await clients[0].putWorkflow(d);
+  const startOf = (i: number): StartWorkflowInput =>
+    opts.inline ? { definition: definitions[i % SHAPES.length] } : { workflow: definitions[i % SHAPES.length].name };
   const t0 = receiptNowMs();
   let next = 0;
+  let calls = 0;
   await Promise.all(
     Array.from({ length: opts.startParallel }, async (_, lane) => {
-      for (let i = next++; i < opts.workflows; i = next++) {
-        const k = i % SHAPES.length;
-        const started = await clients[(i + lane) % clients.length].startWorkflow({ definition: definitions[k] });
-        shapeOf.set(started.id, k);
+      for (;;) {
+        const from = next;
+        if (from >= opts.workflows) return;
+        const to = Math.min(opts.workflows, from + opts.startBatch);
+        next = to;
+        const client = clients[(calls++ + lane) % clients.length];
+        const batch = Array.from({ length: to - from }, (_, k) => startOf(from + k));
+        const started = opts.startBatch === 1 ? [await client.startWorkflow(batch[0])] : await client.startWorkflows(batch);
+        started.forEach((run, k) => shapeOf.set(run.id, (from + k) % SHAPES.length));
       }
     }),
   );
   const startedS = (receiptNowMs() - t0) / 1000;
   const steps = opts.workflows * 20;
-  log(`${opts.workflows} workflow runs started in ${startedS.toFixed(2)} s; waiting for ${steps} steps`);
+  log(`${opts.workflows} workflow runs started in ${startedS.toFixed(2)} s (${calls} calls); waiting for ${steps} steps`);
 
   // --- drain ---------------------------------------------------------------
   const deadline = Date.now() + opts.timeoutS * 1000;
@@ -285,7 +304,7 @@ async function run(opts: Options, res: Resources): Promise<number> {
   process.stdout.write(
     [
       `workflows ${opts.workflows} × 20 steps (chain, fan-out/fan-in, diamonds, lanes), ${opts.daemons} daemon${opts.daemons > 1 ? 's' : ''}, ${opts.shards} shards, max in flight ${opts.maxInFlight || 'none'}`,
-      `  started in ${startedS.toFixed(2)} s; all steps in ${spanS.toFixed(2)} s: ${Math.round(stepsPerS)} steps/s (${received} received of ${steps})`,
+      `  started in ${startedS.toFixed(2)} s (${calls} ${opts.startBatch === 1 ? 'StartWorkflow' : `StartWorkflows calls of ≤ ${opts.startBatch}`}, ${opts.startParallel} in flight, ${opts.inline ? 'inline definitions' : 'stored definitions by name'}); all steps in ${spanS.toFixed(2)} s: ${Math.round(stepsPerS)} steps/s (${received} received of ${steps})`,
       `  handoff (parent's completion → child's delivery) ms: p50 ${round(h.p50)}  p99 ${round(h.p99)}  max ${round(h.max)}  (${h.count} hand-offs)`,
       `  order violations ${violations}, duplicates ${duplicates}, lost ${lost}; workflow runs: ${JSON.stringify(byState)}`,
     ].join('\n') + '\n',

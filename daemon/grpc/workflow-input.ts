@@ -109,17 +109,31 @@ export function startOrSchedule(req: StartWorkflowRequest__Output, nowMs: number
   };
 }
 
-export function startInput(req: StartWorkflowRequest__Output, nowMs: number, limits: Limits): StartInput {
-  const ns = namespace('namespace', req.namespace);
+/** One start (StartWorkflow, or one of StartWorkflows' with `p` = "starts[i]."). */
+export function startInput(req: StartWorkflowRequest__Output, nowMs: number, limits: Limits, p = ''): StartInput {
+  const ns = namespace(`${p}namespace`, req.namespace);
   let definition: StartInput['definition'];
-  if (req.definition === 'inline') definition = { inline: workflowDefinition('inline', req.inline, nowMs, limits) };
-  else if (req.definition === 'ref' && req.ref) definition = { name: workflowName('ref.name', req.ref.name), version: req.ref.version };
-  else throw invalidArgument('definition', 'one of inline or ref is required');
-  const startAtMs = req.when ? dueTime('', req, nowMs, 'at_ms, delay_ms, now or recurrence') : Math.floor(nowMs);
-  if (req.dedupeKey.length > 256) throw invalidArgument('dedupe_key', `must be at most 256 chars (got ${req.dedupeKey.length})`);
+  if (req.definition === 'inline') definition = { inline: workflowDefinition(`${p}inline`, req.inline, nowMs, limits) };
+  else if (req.definition === 'ref' && req.ref) definition = { name: workflowName(`${p}ref.name`, req.ref.name), version: req.ref.version };
+  else throw invalidArgument(`${p}definition`, 'one of inline or ref is required');
+  const startAtMs = req.when ? dueTime(p, req, nowMs, 'at_ms, delay_ms, now or recurrence') : Math.floor(nowMs);
+  if (req.dedupeKey.length > 256) throw invalidArgument(`${p}dedupe_key`, `must be at most 256 chars (got ${req.dedupeKey.length})`);
   // The run's id derives from the key: a second start with it finds the first run.
   const id = req.dedupeKey ? workflowRunIdOf(`dedupe:${ns}:${req.dedupeKey}`) : undefined;
-  return { id, namespace: ns, definition, startAtMs, maxInFlight: maxInFlight('max_in_flight', req.maxInFlight) };
+  return { id, namespace: ns, definition, startAtMs, maxInFlight: maxInFlight(`${p}max_in_flight`, req.maxInFlight) };
+}
+
+/** Most starts in one StartWorkflows call. */
+export const MAX_STARTS = 1_000;
+
+/** StartWorkflows: each start validated on its own (a recurring start is refused: it is StartWorkflow's). */
+export function startInputs(starts: readonly StartWorkflowRequest__Output[], nowMs: number, limits: Limits, namespaceOf: (given: string, field: string) => string): StartInput[] {
+  if (starts.length < 1 || starts.length > MAX_STARTS) throw invalidArgument('starts', `must hold 1..${MAX_STARTS} starts (got ${starts.length})`);
+  return starts.map((s, i) => {
+    const p = `starts[${i}].`;
+    if (s.when === 'recurrence') throw invalidArgument(`${p}recurrence`, 'a recurring start is made with StartWorkflow, not in a batch');
+    return startInput({ ...s, namespace: namespaceOf(s.namespace, `${p}namespace`) }, nowMs, limits, p);
+  });
 }
 
 export function workflowRunId(field: string, v: string): string {

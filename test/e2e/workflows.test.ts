@@ -10,6 +10,8 @@
  * flight holds; a cancel stops what runs and starts nothing; a stored
  * definition keeps its version for a run already started; bad definitions
  * are refused naming the steps, write nothing, and leave the daemon serving.
+ * A child reaches its worker milliseconds after its parent's Complete (fired
+ * by the completing transaction); StartWorkflows starts many runs at once.
  */
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -137,6 +139,62 @@ describe('workflows', () => {
     // B got A's output; A (a root) got none.
     expect(got.get('b')?.[0].run.workflow?.parentOutputs.a?.toString()).toBe('out:a');
     expect(got.get('a')?.[0].run.workflow?.parentOutputs).toEqual({});
+  });
+
+  it('hands each child to its worker milliseconds after its parent\'s Complete: fired by the completing transaction itself', async () => {
+    const chain = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`s${i}`, i === 0 ? [] : [`s${i - 1}`]]));
+    const started = await client.startWorkflow({ definition: definition('handoff', chain) });
+    await waitForState(started.id, ['succeeded']);
+    const got = deliveriesOf(started.id);
+    const hops = Array.from({ length: 7 }, (_, i) => {
+      const parent = got.get(`s${i}`)?.[0].run.runId ?? '';
+      return (got.get(`s${i + 1}`)?.[0].receivedAt ?? Infinity) - (finishedAt.get(parent) ?? -Infinity);
+    }).sort((a, b) => a - b);
+    // The loader reads the window every second (--load-interval-ms) and the repair pass runs every second here:
+    // a child that waited for either would take hundreds of ms. Event-driven, a hop is a few ms (more on a loaded machine).
+    expect(hops[3], `hops ${hops.join(', ')} ms`).toBeLessThan(100);
+    expect(hops[6], `hops ${hops.join(', ')} ms`).toBeLessThan(400);
+    // Each child's run was fired (claimed) by the transaction that completed its parent: the same now().
+    const { rows } = await db.pool.query<{ step: string; claimed: Date; parent_finished: Date }>(
+      `SELECT j.workflow_step AS step, r.claimed_at AS claimed, pr.finished_at AS parent_finished
+       FROM timelane.runs r JOIN timelane.jobs j ON j.id = r.job_id
+       JOIN timelane.jobs pj ON pj.workflow_run_id = j.workflow_run_id AND pj.workflow_step = j.parent_steps[1]
+       JOIN timelane.runs pr ON pr.job_id = pj.id
+       WHERE j.workflow_run_id = $1 AND j.workflow_step <> 's0'`,
+      [started.id],
+    );
+    expect(rows).toHaveLength(7);
+    for (const r of rows) expect(r.claimed.getTime(), r.step).toBe(r.parent_finished.getTime());
+  });
+
+  it('starts many runs in one StartWorkflows call: all or none, dedupe keys answered, a bad start named', async () => {
+    await client.putWorkflow(definition('batch', { one: [], two: ['one'] }, { name: 'batched' }));
+    const runs = await client.startWorkflows([
+      { workflow: 'batched' },
+      { definition: definition('batch-inline', { solo: [] }) },
+      { workflow: 'batched', dedupeKey: 'batch-key' },
+      { workflow: 'batched', dedupeKey: 'batch-key' }, // the same key twice in one call: one run
+      { workflow: 'batched', delayMs: 500 },
+    ]);
+    expect(runs.map((r) => r.name)).toEqual(['batched', 'wf-batch-inline', 'batched', 'batched', 'batched']);
+    expect(runs[3].id).toBe(runs[2].id);
+    expect(new Set(runs.map((r) => r.id)).size).toBe(4);
+    expect(runs[4].startAtMs - runs[0].startAtMs).toBeGreaterThanOrEqual(450);
+    for (const r of runs) await waitForState(r.id, ['succeeded']);
+    expect(deliveriesOf(runs[2].id).get('one')?.length).toBe(1);
+    // A retried call (its reply lost) answers the runs its keys started, and starts nothing for them.
+    const again = await client.startWorkflows([{ workflow: 'batched', dedupeKey: 'batch-key' }]);
+    expect(again[0].id).toBe(runs[2].id);
+    expect(again[0].state).toBe('succeeded');
+    // All or none: a bad start (named) or an unknown definition refuses the whole call, and writes nothing.
+    const before = (await client.listWorkflowRuns({ name: 'batched', pageSize: 1000 })).runs.length;
+    const bad = await grpcError(client.startWorkflows([{ workflow: 'batched' }, { definition: definition('batch-bad', { a: ['a'] }) }]));
+    expect(bad.code).toBe(INVALID_ARGUMENT);
+    expect(bad.details).toMatch(/^starts\[1\]\.inline\.steps\[0\]\.after\[0\]: step "a" cannot run after itself$/);
+    const unknown = await grpcError(client.startWorkflows([{ workflow: 'batched' }, { workflow: 'no-such-workflow' }]));
+    expect(unknown.code).toBe(NOT_FOUND);
+    expect((await grpcError(client.startWorkflows([]))).details).toMatch(/^starts: must hold 1\.\.1000 starts/);
+    expect((await client.listWorkflowRuns({ name: 'batched', pageSize: 1000 })).runs.length).toBe(before);
   });
 
   it('cascades a failure downstream, completes independent branches, and a partial re-run finishes without re-running successes', async () => {

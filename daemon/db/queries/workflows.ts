@@ -46,21 +46,27 @@ ORDER BY version DESC LIMIT 1`;
 // ---------------------------------------------------------- creating runs ---
 
 /**
- * insertWorkflowRun — a new workflow run and every one of its steps, in one
- * statement: roots 'ready', the others 'pending' waiting for all their
- * parents. $1 id, $2 namespace, $3 name, $4 version, $5 shard, $6 max in
- * flight, $7 start time (epoch ms); per step: $8 names text[], $9 positions
- * int[], $10 parents (each a JSON array of names) jsonb[], $11 children
- * jsonb[], $12 queues text[], $13 payloads bytea[], $14 priorities int[],
- * $15 deliveries text[], $16 max attempts int[], $17 initial backoffs int[],
- * $18 max backoffs int[], $19 leases int[]. Returns the run's creation
- * time; no row when a run with this id exists (a recurring start's second
- * attempt: the id is derived from the occurrence), and then writes nothing.
+ * insertWorkflowRuns — new workflow runs and every one of their steps, in
+ * one statement: roots 'ready', the others 'pending' waiting for all their
+ * parents. Per run: $1 ids uuid[], $2 namespaces text[], $3 names text[],
+ * $4 versions int[], $5 shards int[], $6 max in flight int[], $7 start
+ * times (epoch ms) int8[]. Per step of every run: $8 its run (index into the
+ * run arrays, from 1) int[], $9 names text[], $10 positions int[], $11
+ * parents (each a JSON array of names) jsonb[], $12 children jsonb[], $13
+ * queues text[], $14 payloads bytea[], $15 priorities int[], $16 deliveries
+ * text[], $17 max attempts int[], $18 initial backoffs int[], $19 max
+ * backoffs int[], $20 leases int[]. Returns the runs created with their
+ * creation time; a run whose id exists (a recurring start's second attempt,
+ * a dedupe key used before) is not returned, and nothing of it is written.
+ * Ids must be distinct within one call.
  */
-export const INSERT_WORKFLOW_RUN = `
-WITH wf AS (
+export const INSERT_WORKFLOW_RUNS = `
+WITH w AS (
+  SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::int[], $6::int[], $7::int8[])
+    WITH ORDINALITY AS w(id, namespace, name, version, shard, max_in_flight, start_at_ms, i)
+), wf AS (
   INSERT INTO workflow_runs (id, namespace, name, version, shard, state, max_in_flight, start_at)
-  VALUES ($1, $2, $3, $4, $5, 'running', $6, to_timestamp($7::int8 / 1000.0))
+  SELECT id, namespace, name, version, shard, 'running', max_in_flight, to_timestamp(start_at_ms / 1000.0) FROM w ORDER BY id
   ON CONFLICT (id) DO NOTHING
   RETURNING id, shard, created_at
 ), steps AS (
@@ -71,11 +77,12 @@ WITH wf AS (
     jsonb_array_length(t.parents), CASE WHEN jsonb_array_length(t.parents) = 0 THEN 'ready' ELSE 'pending' END,
     CASE WHEN jsonb_array_length(t.parents) = 0 THEN now() END,
     t.queue, t.payload, t.priority, t.delivery, t.max_attempts, t.initial_backoff_ms, t.max_backoff_ms, t.lease_ms
-  FROM wf, unnest($8::text[], $9::int[], $10::jsonb[], $11::jsonb[], $12::text[], $13::bytea[], $14::int[], $15::text[], $16::int[],
-                  $17::int[], $18::int[], $19::int[])
-    AS t(step, position, parents, children, queue, payload, priority, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms)
+  FROM unnest($8::int[], $9::text[], $10::int[], $11::jsonb[], $12::jsonb[], $13::text[], $14::bytea[], $15::int[], $16::text[],
+              $17::int[], $18::int[], $19::int[], $20::int[])
+    AS t(run, step, position, parents, children, queue, payload, priority, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms)
+  JOIN w ON w.i = t.run JOIN wf ON wf.id = w.id
 )
-SELECT ${ms('created_at')} AS created_at_ms FROM wf`;
+SELECT id, ${ms('created_at')} AS created_at_ms FROM wf`;
 
 // ---------------------------------------------------------------- locking ---
 
@@ -417,6 +424,9 @@ export interface WorkflowRunRow {
 
 /** selectWorkflowRun — $1 id. */
 export const SELECT_WORKFLOW_RUN = `SELECT ${WORKFLOW_RUN_COLUMNS} FROM workflow_runs w WHERE w.id = $1`;
+
+/** selectWorkflowRuns — $1 ids uuid[] (any order; missing ones are not returned). */
+export const SELECT_WORKFLOW_RUNS = `SELECT ${WORKFLOW_RUN_COLUMNS} FROM workflow_runs w WHERE w.id = ANY($1::uuid[])`;
 
 export interface StepRow {
   step: string;
