@@ -10,7 +10,7 @@ import type { WorkflowDefinition__Output } from '../../proto/gen/timelane/v1/Wor
 import type { StartWorkflowRequest__Output } from '../../proto/gen/timelane/v1/StartWorkflowRequest.js';
 import type { ListWorkflowRunsRequest__Output } from '../../proto/gen/timelane/v1/ListWorkflowRunsRequest.js';
 import type { WorkflowRunState } from '../db/queries/workflows.js';
-import { orderSteps, WORKFLOW_NAME_RE, type StepSpec, type WorkflowSpec } from '../workflows/definition.js';
+import { orderSteps, WORKFLOW_NAME_RE, type StepSpec, type StepTrigger, type WorkflowSpec } from '../workflows/definition.js';
 import type { ListWorkflowRunsFilter, StartInput } from '../workflows/workflow-service.js';
 import { DEFAULT_RETRY, NAMESPACE_RE, dueTime, jobId, pageSize, scheduleInput, type Limits } from './validate.js';
 import { recurrenceInput } from './recurrence-input.js';
@@ -39,6 +39,14 @@ function maxInFlight(field: string, v: number): number {
   return v;
 }
 
+const TRIGGERS: Record<string, StepTrigger> = { STEP_TRIGGER_UNSPECIFIED: 'all_success', TRIGGER_ALL_SUCCESS: 'all_success', TRIGGER_ALL_DONE: 'all_done' };
+
+function stepTrigger(field: string, step: string, v: unknown): StepTrigger {
+  const t = typeof v === 'string' ? TRIGGERS[v] : undefined;
+  if (!t) throw invalidArgument(field, `step "${step.slice(0, 140)}": unknown trigger ${String(v).slice(0, 40)} (TRIGGER_ALL_SUCCESS or TRIGGER_ALL_DONE)`);
+  return t;
+}
+
 /** A definition from the wire: every step's job fields, then the graph. */
 export function workflowDefinition(field: string, d: WorkflowDefinition__Output | null | undefined, nowMs: number, limits: Limits): WorkflowSpec {
   if (!d) throw invalidArgument(field, 'is required');
@@ -62,6 +70,7 @@ export function workflowDefinition(field: string, d: WorkflowDefinition__Output 
       maxBackoffMs: job.maxBackoffMs,
       leaseMs: job.leaseMs,
       after: [...s.after],
+      trigger: stepTrigger(`${p}trigger`, s.name, s.trigger),
     };
   });
   const ordered = orderSteps(`${field}.steps`, steps);

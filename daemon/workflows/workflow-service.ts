@@ -137,6 +137,7 @@ export class WorkflowService {
         stepsOf.map((x) => x.step.initialBackoffMs),
         stepsOf.map((x) => x.step.maxBackoffMs),
         stepsOf.map((x) => x.step.leaseMs),
+        stepsOf.map((x) => x.step.trigger),
       ]);
       // No lock: nobody else can see the new rows before this commits.
       route = await this.steps.advance(tx, rows.map((r) => r.id));

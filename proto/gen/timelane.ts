@@ -192,6 +192,7 @@ export interface ProtoGrpcType {
       StartWorkflowsRequest: MessageTypeDefinition<_timelane_v1_StartWorkflowsRequest, _timelane_v1_StartWorkflowsRequest__Output>
       StartWorkflowsResponse: MessageTypeDefinition<_timelane_v1_StartWorkflowsResponse, _timelane_v1_StartWorkflowsResponse__Output>
       StepState: EnumTypeDefinition
+      StepTrigger: EnumTypeDefinition
       Subscribe: MessageTypeDefinition<_timelane_v1_Subscribe, _timelane_v1_Subscribe__Output>
       Subscribed: MessageTypeDefinition<_timelane_v1_Subscribed, _timelane_v1_Subscribed__Output>
       TriggerJobRequest: MessageTypeDefinition<_timelane_v1_TriggerJobRequest, _timelane_v1_TriggerJobRequest__Output>

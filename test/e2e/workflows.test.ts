@@ -11,7 +11,8 @@
  * definition keeps its version for a run already started; bad definitions
  * are refused naming the steps, write nothing, and leave the daemon serving.
  * A child reaches its worker milliseconds after its parent's Complete (fired
- * by the completing transaction); StartWorkflows starts many runs at once.
+ * by the completing transaction); StartWorkflows starts many runs at once;
+ * a cleanup step (trigger all_done) runs after a failed parent.
  */
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -248,6 +249,31 @@ describe('workflows', () => {
     expect((await grpcError(client.retryWorkflowRun(started.id))).code).toBe(FAILED_PRECONDITION); // nothing to re-run
   });
 
+  it('runs a cleanup step (trigger all_done) after a failed parent, while the other downstream steps end upstream_failed', async () => {
+    behaviours.set('trig', async (run) => {
+      if (run.workflow?.step === 'load') throw new NonRetryableError('warehouse down');
+      return `out:${run.workflow?.step}`;
+    });
+    const def = definition('trig', { extract: [], load: ['extract'], report: ['load'], notify: ['report'] });
+    def.steps.push({ name: 'cleanup', queue: QUEUE, payload: 'trig/cleanup', after: ['load', 'report'], trigger: 'all_done', retry: { maxAttempts: 1 } });
+    const started = await client.startWorkflow({ definition: def });
+    const done = await waitForState(started.id, ['failed']);
+    expect(stateOf(done)).toEqual({ extract: 'succeeded', load: 'failed', report: 'upstream_failed', notify: 'upstream_failed', cleanup: 'succeeded' });
+    expect(done.steps.find((s) => s.name === 'cleanup')?.trigger).toBe('all_done');
+    expect(done.steps.find((s) => s.name === 'report')?.trigger).toBe('all_success');
+    const got = deliveriesOf(started.id);
+    expect(got.has('report')).toBe(false);
+    expect(got.has('notify')).toBe(false);
+    const [c] = got.get('cleanup') ?? [];
+    // After its parents ended: load's Fail came after its handler threw.
+    expect(c.receivedAt).toBeGreaterThanOrEqual(finishedAt.get(got.get('load')?.[0].run.runId ?? '') ?? Infinity);
+    expect(Object.keys(c.run.workflow?.parentOutputs ?? {}).sort()).toEqual(['load', 'report']);
+    // A trigger the daemon does not know, and an all_done root, are refused naming the step.
+    const bad = await grpcError(client.startWorkflow({ definition: { name: 'bad-trigger', steps: [{ name: 'solo', queue: QUEUE, trigger: 'all_done' }] } }));
+    expect(bad.code).toBe(INVALID_ARGUMENT);
+    expect(bad.details).toMatch(/^inline\.steps\[0\]\.trigger: step "solo" has no parents/);
+  });
+
   it('keeps at most max_in_flight steps of a run running at once', async () => {
     let active = 0;
     let peak = 0;
@@ -396,7 +422,9 @@ describe('workflows', () => {
 
   it('works from the CLI: start --file, get (a tree), list, cancel, retry', async () => {
     const file = path.join(tmpdir(), `pipeline-${process.pid}.json`);
-    writeFileSync(file, JSON.stringify(definition('cli', { extract: [], clean: ['extract'], load: ['clean'] }, { name: 'cli-pipeline' })));
+    const pipeline = definition('cli', { extract: [], clean: ['extract'], load: ['clean'] }, { name: 'cli-pipeline' });
+    pipeline.steps.push({ name: 'tidy', queue: QUEUE, payload: 'cli/tidy', after: ['load'], trigger: 'all_done' });
+    writeFileSync(file, JSON.stringify(pipeline));
     const cli = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
       new Promise((resolve) =>
         execFile(process.execPath, [CLI, ...args, '--address', (daemon as DaemonProcess).address], (err, stdout, stderr) =>
@@ -410,10 +438,16 @@ describe('workflows', () => {
     const got = await cli('workflow', 'get', id);
     expect(got.code, got.stderr).toBe(0);
     const lines = got.stdout.trim().split('\n');
-    expect(lines[0]).toContain(`${id}  cli-pipeline (inline)  succeeded  steps 3/3 succeeded`);
+    expect(lines[0]).toContain(`${id}  cli-pipeline (inline)  succeeded  steps 4/4 succeeded`);
     expect(lines[1].startsWith('└─ extract  succeeded  attempts 1')).toBe(true);
     expect(lines[2].startsWith('   └─ clean  succeeded')).toBe(true);
     expect(lines[3].startsWith('      └─ load  succeeded')).toBe(true);
+    expect(lines[4]).toMatch(/^ {9}└─ tidy {2}succeeded .* {2}all_done/);
+    // A trigger name the client does not know is refused before anything is sent.
+    writeFileSync(file, JSON.stringify({ ...pipeline, steps: [...pipeline.steps.slice(0, 3), { ...pipeline.steps[3], trigger: 'always' }] }));
+    const typo = await cli('workflow', 'start', '--file', file);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain('steps[3].trigger: must be "all_success" or "all_done" (got "always")');
     const list = await cli('workflow', 'list', '--name', 'cli-pipeline');
     expect(list.stdout).toContain(id);
     const retry = await cli('workflow', 'retry', id);

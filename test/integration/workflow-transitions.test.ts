@@ -13,7 +13,11 @@
  * - the claim hands the parents' outputs to the child;
  * - a router that may fire (it holds the shards' fences) gets the children
  *   fired by the completing transaction itself, under its fence and only
- *   under a fence Postgres agrees with.
+ *   under a fence Postgres agrees with;
+ * - trigger rules: a cleanup step (all_done) runs once every parent ended,
+ *   counting a failed parent and the all_success steps that failure made
+ *   upstream_failed, while those never run; its own failure is what its
+ *   children see; a partial re-run runs it again after its re-run parents.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Answers } from '../../daemon/dispatch/answers.js';
@@ -45,9 +49,12 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function step(name: string, after: string[] = [], maxAttempts = 1, delivery: StepSpec['delivery'] = 'at_least_once'): StepSpec {
-  return { name, queue: 'wf-int', payload: Buffer.from(name), priority: 0, delivery, maxAttempts, initialBackoffMs: 10, maxBackoffMs: 10, leaseMs: 30_000, after };
+function step(name: string, after: string[] = [], maxAttempts = 1, delivery: StepSpec['delivery'] = 'at_least_once', trigger: StepSpec['trigger'] = 'all_success'): StepSpec {
+  return { name, queue: 'wf-int', payload: Buffer.from(name), priority: 0, delivery, maxAttempts, initialBackoffMs: 10, maxBackoffMs: 10, leaseMs: 30_000, after, trigger };
 }
+
+/** A cleanup step: runs once every parent ended, whatever the outcome. */
+const cleanup = (name: string, after: string[]): StepSpec => step(name, after, 1, 'at_least_once', 'all_done');
 
 /** A router that fires new step runs under these fences (one per shard), collecting what it is handed after commit. */
 function firingRouter(fence: number, delivered: FiredRunRow[]): RunRouter {
@@ -189,5 +196,56 @@ describe('workflow transitions', () => {
     const next = await fire(id);
     expect([...next.keys()]).toEqual(['b']);
     expect(next.get('b')?.deliveries).toBe(1);
+  });
+
+  it('runs a cleanup step (all_done) once every parent ended, whatever the outcome; all_success steps downstream of the failure never run', async () => {
+    const id = await start([
+      step('a'),
+      step('bad', ['a']),
+      step('x', ['bad']),
+      step('y', ['x']),
+      step('side', ['a']),
+      cleanup('cleanup', ['bad', 'y', 'side']),
+      step('post', ['cleanup']),
+    ]);
+    await answersA.complete([delivery((await fire(id)).get('a') as FiredRunRow, 'A')]);
+    const mid = await fire(id);
+    expect([...mid.keys()].sort()).toEqual(['bad', 'side']);
+    expect((await answersA.fail(delivery(mid.get('bad') as FiredRunRow), false, 'boom')).status).toBe('dead');
+    // x and y can never run; cleanup counts bad and y as through and still waits for side.
+    expect(await states(id)).toMatchObject({ bad: 'failed', x: 'upstream_failed', y: 'upstream_failed', side: 'running', cleanup: 'pending', post: 'pending' });
+    expect((await workflows.get(id)).steps.find((s) => s.step === 'cleanup')).toMatchObject({ trigger: 'all_done', waiting: 1 });
+    expect(await fire(id)).toEqual(new Map());
+    await answersA.complete([delivery(mid.get('side') as FiredRunRow, 'S')]);
+    const c = (await fire(id)).get('cleanup') as FiredRunRow;
+    expect(c.parent_steps).toEqual(['bad', 'side', 'y']);
+    expect(c.parent_outputs?.map(String)).toEqual(['', 'S', '']);
+    await answersA.complete([delivery(c, 'C')]);
+    await answersA.complete([delivery((await fire(id)).get('post') as FiredRunRow)]);
+    expect(await states(id)).toEqual({ a: 'succeeded', bad: 'failed', x: 'upstream_failed', y: 'upstream_failed', side: 'succeeded', cleanup: 'succeeded', post: 'succeeded' });
+    // Something failed: the run failed, though its cleanup (and what followed it) succeeded.
+    expect((await workflows.getRun(id)).state).toBe('failed');
+    expect(await jobsPerStep(id)).toEqual({ a: 1, bad: 1, side: 1, cleanup: 1, post: 1 });
+
+    // A partial re-run: the failed step, what it doomed, and the cleanup after them run again; side does not.
+    const { reset } = await workflows.retry(id, []);
+    expect(reset.sort()).toEqual(['bad', 'cleanup', 'post', 'x', 'y']);
+    for (const name of ['bad', 'x', 'y', 'cleanup', 'post']) await answersA.complete([delivery((await fire(id)).get(name) as FiredRunRow)]);
+    expect((await workflows.getRun(id)).state).toBe('succeeded');
+    expect(await jobsPerStep(id)).toEqual({ a: 1, bad: 2, x: 1, y: 1, side: 1, cleanup: 2, post: 2 });
+  });
+
+  it('a cleanup step runs after a cancelled parent, and when it fails its own children are upstream_failed', async () => {
+    const id = await start([step('a'), cleanup('cleanup', ['a']), step('after', ['cleanup']), cleanup('last', ['after'])]);
+    const a = (await fire(id)).get('a') as FiredRunRow;
+    // The step's job is cancelled (CancelJob): its worker's Fail ends it cancelled.
+    await db.pool.query(`UPDATE runs SET cancel_requested_at = now() WHERE id = $1`, [a.id]);
+    expect((await answersA.fail(delivery(a), true, 'stopped')).status).toBe('cancelled');
+    expect(await states(id)).toMatchObject({ a: 'cancelled', cleanup: 'running' });
+    expect((await answersA.fail(delivery((await fire(id)).get('cleanup') as FiredRunRow), false, 'cleanup broke')).status).toBe('dead');
+    // after (all_success) never runs; last (all_done) counts it as through and runs.
+    expect(await states(id)).toEqual({ a: 'cancelled', cleanup: 'failed', after: 'upstream_failed', last: 'running' });
+    await answersA.complete([delivery((await fire(id)).get('last') as FiredRunRow)]);
+    expect((await workflows.getRun(id)).state).toBe('failed');
   });
 });

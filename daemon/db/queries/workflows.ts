@@ -13,6 +13,7 @@
  */
 
 import type { FiredRunRow } from './columns.js';
+import type { StepTrigger } from '../../workflows/definition.js';
 
 const ms = (col: string): string => `(extract(epoch FROM ${col}) * 1000)::int8`;
 
@@ -55,7 +56,7 @@ ORDER BY version DESC LIMIT 1`;
  * parents (each a JSON array of names) jsonb[], $12 children jsonb[], $13
  * queues text[], $14 payloads bytea[], $15 priorities int[], $16 deliveries
  * text[], $17 max attempts int[], $18 initial backoffs int[], $19 max
- * backoffs int[], $20 leases int[]. Returns the runs created with their
+ * backoffs int[], $20 leases int[], $21 triggers text[]. Returns the runs created with their
  * creation time; a run whose id exists (a recurring start's second attempt,
  * a dedupe key used before) is not returned, and nothing of it is written.
  * Ids must be distinct within one call.
@@ -71,15 +72,16 @@ WITH w AS (
   RETURNING id, shard, created_at
 ), steps AS (
   INSERT INTO workflow_steps (workflow_run_id, step, shard, position, parents, children, waiting, state, ready_at,
-    queue, payload, priority, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms)
+    queue, payload, priority, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms, trigger)
   SELECT wf.id, t.step, wf.shard, t.position,
     ARRAY(SELECT jsonb_array_elements_text(t.parents)), ARRAY(SELECT jsonb_array_elements_text(t.children)),
     jsonb_array_length(t.parents), CASE WHEN jsonb_array_length(t.parents) = 0 THEN 'ready' ELSE 'pending' END,
     CASE WHEN jsonb_array_length(t.parents) = 0 THEN now() END,
-    t.queue, t.payload, t.priority, t.delivery, t.max_attempts, t.initial_backoff_ms, t.max_backoff_ms, t.lease_ms
+    t.queue, t.payload, t.priority, t.delivery, t.max_attempts, t.initial_backoff_ms, t.max_backoff_ms, t.lease_ms, t.trigger
   FROM unnest($8::int[], $9::text[], $10::int[], $11::jsonb[], $12::jsonb[], $13::text[], $14::bytea[], $15::int[], $16::text[],
-              $17::int[], $18::int[], $19::int[], $20::int[])
-    AS t(run, step, position, parents, children, queue, payload, priority, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms)
+              $17::int[], $18::int[], $19::int[], $20::int[], $21::text[])
+    AS t(run, step, position, parents, children, queue, payload, priority, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms,
+         trigger)
   JOIN w ON w.i = t.run JOIN wf ON wf.id = w.id
 )
 SELECT id, ${ms('created_at')} AS created_at_ms FROM wf`;
@@ -180,22 +182,50 @@ const DOWNSTREAM = (seed: string): string => `
 /**
  * endStep — running → failed (its run is dead: retries exhausted, or not
  * retryable) or → cancelled (its run was cancelled), for the step of this
- * job; and every step downstream of it still pending or ready →
- * upstream_failed (never delivered). Independent branches are untouched.
- * $1 job id, $2 'failed' | 'cancelled', $3 error. Returns the workflow run.
+ * job; and what that means downstream, by each step's trigger rule: every
+ * all_success step downstream of it (through all_success steps only) still
+ * pending or ready → upstream_failed (never delivered); each all_done step
+ * whose parent ended here (this step, or one just made upstream_failed)
+ * counts that parent as through (`waiting` − 1; ready at 0), and the cascade
+ * stops there: an all_done step runs, and its own outcome is what its
+ * children see. Independent branches are untouched. $1 job id, $2 'failed' |
+ * 'cancelled', $3 error. Returns the workflow run.
  */
 export const END_STEP = `
 WITH RECURSIVE ended AS (
   SELECT s.workflow_run_id, s.step FROM workflow_steps s WHERE s.job_id = $1 AND s.state = 'running'
-), ${DOWNSTREAM('SELECT workflow_run_id, step FROM ended')},
-step_out AS (
+), doomed(workflow_run_id, step) AS (
+  SELECT c.workflow_run_id, c.step FROM ended e
+  JOIN workflow_steps p ON p.workflow_run_id = e.workflow_run_id AND p.step = e.step
+  JOIN workflow_steps c ON c.workflow_run_id = p.workflow_run_id AND c.step = ANY(p.children)
+  WHERE c.trigger = 'all_success' AND c.state IN ('pending', 'ready')
+  UNION
+  SELECT c.workflow_run_id, c.step FROM doomed d
+  JOIN workflow_steps p ON p.workflow_run_id = d.workflow_run_id AND p.step = d.step
+  JOIN workflow_steps c ON c.workflow_run_id = p.workflow_run_id AND c.step = ANY(p.children)
+  WHERE c.trigger = 'all_success' AND c.state IN ('pending', 'ready')
+), through AS (
+  -- The all_done children of every step that ended here, with how many of their parents that is.
+  SELECT c.workflow_run_id, c.step, count(*)::int AS n
+  FROM (SELECT workflow_run_id, step FROM ended UNION SELECT workflow_run_id, step FROM doomed) x
+  JOIN workflow_steps p ON p.workflow_run_id = x.workflow_run_id AND p.step = x.step
+  JOIN workflow_steps c ON c.workflow_run_id = p.workflow_run_id AND c.step = ANY(p.children)
+  WHERE c.trigger = 'all_done' AND c.state = 'pending'
+  GROUP BY c.workflow_run_id, c.step
+), step_out AS (
   UPDATE workflow_steps s SET state = $2, error = $3, finished_at = now()
   FROM ended e WHERE s.workflow_run_id = e.workflow_run_id AND s.step = e.step AND s.state = 'running'
   RETURNING s.workflow_run_id
 ), cascade AS (
   UPDATE workflow_steps s SET state = 'upstream_failed', finished_at = now(), ready_at = NULL
-  FROM (SELECT DISTINCT workflow_run_id, step FROM down) d
+  FROM doomed d
   WHERE s.workflow_run_id = d.workflow_run_id AND s.step = d.step AND s.state IN ('pending', 'ready')
+  RETURNING s.step
+), released AS (
+  UPDATE workflow_steps s SET waiting = s.waiting - t.n,
+    state = CASE WHEN s.waiting - t.n = 0 THEN 'ready' ELSE 'pending' END,
+    ready_at = CASE WHEN s.waiting - t.n = 0 THEN now() END
+  FROM through t WHERE s.workflow_run_id = t.workflow_run_id AND s.step = t.step AND s.state = 'pending'
   RETURNING s.step
 )
 SELECT workflow_run_id, (SELECT count(*) FROM cascade)::int AS upstream_failed FROM step_out`;
@@ -433,6 +463,7 @@ export interface StepRow {
   position: number;
   parents: string[];
   children: string[];
+  trigger: StepTrigger;
   state: StepState;
   generation: number;
   job_id: string | null;
@@ -454,7 +485,7 @@ export interface StepRow {
 
 /** selectSteps — every step of a workflow run, in topological order, with its latest run. $1 id. */
 export const SELECT_STEPS = `
-SELECT s.step, s.position, s.parents, s.children, s.state, s.generation, s.job_id, s.queue, s.waiting, s.error, s.output,
+SELECT s.step, s.position, s.parents, s.children, s.trigger, s.state, s.generation, s.job_id, s.queue, s.waiting, s.error, s.output,
   coalesce(length(s.output), 0) AS output_bytes,
   ${ms('s.ready_at')} AS ready_at_ms, ${ms('s.started_at')} AS started_at_ms, ${ms('s.finished_at')} AS finished_at_ms,
   coalesce(r.attempt, 0) AS attempts, r.id AS run_id, ${ms('r.fired_at')} AS fired_at_ms, r.lag_ms
