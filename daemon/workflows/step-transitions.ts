@@ -52,6 +52,15 @@ export interface StepCompletion extends KnownHandOff {
 
 const nothing = (): void => undefined;
 
+/** COMPLETE_STEPS: a delivery that matched (id set), or a child it made ready (ready_step set). */
+interface CompletedStepRow {
+  id: number | null;
+  fence: number | null;
+  deliveries: number | null;
+  workflow_run_id: string | null;
+  ready_step: string | null;
+}
+
 export class StepTransitions {
   constructor(private readonly router: StepRouting) {}
 
@@ -70,7 +79,7 @@ export class StepTransitions {
   async complete(tx: Queryable, ds: readonly StepCompletion[]): Promise<{ done: { id: number; fence: number; deliveries: number }[]; afterCommit: () => void }> {
     const sorted = [...ds].sort((a, b) => a.runId - b.runId);
     await queryPrepared(tx, 'tl_wf_lock_of_runs', LOCK_WORKFLOWS_OF_RUNS, [sorted.map((d) => d.runId), sorted.map((d) => d.shard)]);
-    const { rows } = await queryPrepared<{ id: number; fence: number; deliveries: number; workflow_run_id: string | null }>(tx, 'tl_wf_complete_steps', COMPLETE_STEPS, [
+    const { rows } = await queryPrepared<CompletedStepRow>(tx, 'tl_wf_complete_steps', COMPLETE_STEPS, [
       sorted.map((d) => d.runId),
       sorted.map((d) => d.fence),
       sorted.map((d) => d.deliveries),
@@ -78,10 +87,19 @@ export class StepTransitions {
       sorted.map((d) => d.sentAtMs),
       sorted.map((d) => d.output),
     ]);
-    if (rows.length === 0) return { done: [], afterCommit: nothing };
-    const touched = rows.flatMap((r) => (r.workflow_run_id === null ? [] : [r.workflow_run_id]));
-    const afterCommit = await this.advance(tx, touched);
-    return { done: rows, afterCommit };
+    const done: { id: number; fence: number; deliveries: number }[] = [];
+    const touched: string[] = [];
+    // The children this made ready, by workflow run: the only steps START_READY_STEPS needs to look at.
+    const ready: Record<string, string[]> = {};
+    for (const r of rows) {
+      if (r.id !== null) done.push({ id: r.id, fence: r.fence as number, deliveries: r.deliveries as number });
+      if (r.workflow_run_id === null) continue;
+      if (r.ready_step === null) touched.push(r.workflow_run_id);
+      else (ready[r.workflow_run_id] ??= []).push(r.ready_step);
+    }
+    if (done.length === 0) return { done, afterCommit: nothing };
+    const afterCommit = await this.advance(tx, touched, ready);
+    return { done, afterCommit };
   }
 
   /**
@@ -94,12 +112,17 @@ export class StepTransitions {
     return this.advance(tx, rows.map((r) => r.workflow_run_id));
   }
 
-  /** Starts the ready steps of (locked) workflow runs within their limits, and finishes those with nothing left to run. */
-  async advance(tx: Queryable, workflowRunIds: readonly string[]): Promise<() => void> {
+  /**
+   * Starts the ready steps of (locked) workflow runs within their limits, and
+   * finishes those with nothing left to run. `candidates`: the steps the
+   * caller just made ready, by run (see START_READY_STEPS); absent, every
+   * ready step is looked at.
+   */
+  async advance(tx: Queryable, workflowRunIds: readonly string[], candidates: Record<string, string[]> | null = null): Promise<() => void> {
     const ids = [...new Set(workflowRunIds)];
     if (ids.length === 0) return nothing;
     const { shards, fences } = this.router.firingFences();
-    const { rows } = await query<StartedStepRow>(tx, START_READY_STEPS, [ids, shards, fences]);
+    const { rows } = await queryPrepared<StartedStepRow>(tx, 'tl_wf_start_ready', START_READY_STEPS, [ids, shards, fences, candidates === null ? null : JSON.stringify(candidates)]);
     if (rows.length === 0) return nothing;
     const fired = rows.filter((r) => r.status === 'fired');
     const scheduled = rows.filter((r) => r.status !== 'fired').map(runRefOf);

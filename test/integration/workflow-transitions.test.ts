@@ -133,11 +133,11 @@ describe('workflow transitions', () => {
 
   it('starting a started step again makes no second job (the repair racing an answer)', async () => {
     const id = await start([step('only')]);
-    const again = await db.pool.query(START_READY_STEPS, [[id], [], []]);
+    const again = await db.pool.query(START_READY_STEPS, [[id], [], [], null]);
     expect(again.rowCount).toBe(0);
     // Even with the step forced back to ready for the same generation, the unique key refuses a second job.
     await db.pool.query(`UPDATE workflow_steps SET state = 'ready', generation = generation - 1 WHERE workflow_run_id = $1`, [id]);
-    const forced = await db.pool.query(START_READY_STEPS, [[id], [], []]);
+    const forced = await db.pool.query(START_READY_STEPS, [[id], [], [], null]);
     expect(forced.rowCount).toBe(0);
     expect(await jobsPerStep(id)).toEqual({ only: 1 });
   });

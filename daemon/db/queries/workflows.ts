@@ -119,7 +119,7 @@ const FAN_IN = `released AS (
     state = CASE WHEN c.waiting - r.n = 0 THEN 'ready' ELSE 'pending' END,
     ready_at = CASE WHEN c.waiting - r.n = 0 THEN now() END
   FROM released r WHERE c.workflow_run_id = r.workflow_run_id AND c.step = r.child AND c.state = 'pending'
-  RETURNING c.workflow_run_id
+  RETURNING c.workflow_run_id, c.step, c.state
 )`;
 
 /**
@@ -131,7 +131,9 @@ const FAN_IN = `released AS (
  * (FAN_IN). $1 run ids int8[], $2 fences int8[], $3 deliveries int[], $4 shards int[],
  * $5 hand-off times int8[] (null = unknown), $6 outputs bytea[] (null =
  * none). Returns the deliveries that matched, each with the workflow run
- * whose step it succeeded (null: the step had moved on).
+ * whose step it succeeded (null: the step had moved on); and a row per child
+ * this made ready (id null, `ready_step` its name): START_READY_STEPS's
+ * candidates.
  */
 export const COMPLETE_STEPS = `
 WITH d AS (SELECT * FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[], $6::bytea[]) AS d(id, fence, deliveries, shard, sent_at, output)),
@@ -152,8 +154,10 @@ run_out AS (
   FROM run_out WHERE s.job_id = run_out.job_id AND s.state = 'running'
   RETURNING s.workflow_run_id, s.job_id, s.children
 ), ${FAN_IN}
-SELECT run_out.id, run_out.fence, run_out.deliveries, done.workflow_run_id
-FROM run_out LEFT JOIN done ON done.job_id = run_out.job_id`;
+SELECT run_out.id, run_out.fence, run_out.deliveries, done.workflow_run_id, NULL::text AS ready_step
+FROM run_out LEFT JOIN done ON done.job_id = run_out.job_id
+UNION ALL
+SELECT NULL, NULL, NULL, children.workflow_run_id, children.step FROM children WHERE children.state = 'ready'`;
 
 /**
  * succeedSteps — running → succeeded for the steps of these jobs, with their
@@ -256,7 +260,13 @@ export interface StartedStepRow extends FiredRunRow {
  * or running (as of the statement's snapshot: a run with a step this
  * statement starts had it ready, so it is not finished). $1 workflow run ids
  * uuid[], $2 shards int[] and $3 fences int8[] to fire under (empty: fire
- * nothing). Returns the new runs.
+ * nothing), $4 the candidates: null (every ready step of the runs), or a
+ * JSON object naming, per run id, the steps the caller just made ready —
+ * then a run without a limit on steps in flight starts only those, read
+ * through the primary key (in such a run no other step can be waiting,
+ * ready: steps start in the transaction that makes them ready, and the
+ * repair pass, with null, catches any that did not), and a run it names is
+ * not looked at for finishing (it has a ready step). Returns the new runs.
  */
 export const START_READY_STEPS = `
 WITH finished AS (
@@ -264,7 +274,7 @@ WITH finished AS (
     state = CASE WHEN EXISTS (SELECT 1 FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state <> 'succeeded')
                  THEN 'failed' ELSE 'succeeded' END,
     finished_at = now(), updated_at = now()
-  WHERE w.id = ANY($1::uuid[]) AND w.state = 'running'
+  WHERE w.id = ANY($1::uuid[]) AND w.state = 'running' AND NOT coalesce($4::jsonb ? w.id::text, false)
     AND NOT EXISTS (SELECT 1 FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state IN ('pending', 'ready', 'running'))
   RETURNING w.id
 ), fenced AS MATERIALIZED (
@@ -272,15 +282,21 @@ WITH finished AS (
   WHERE s.shard IN (SELECT w.shard FROM workflow_runs w WHERE w.id = ANY($1::uuid[]))
   FOR SHARE OF s
 ), wf AS (
-  SELECT w.id, w.namespace, w.max_in_flight FROM workflow_runs w WHERE w.id = ANY($1::uuid[]) AND w.state = 'running'
+  -- only: the candidates of a run without a limit (null: look at every ready step).
+  SELECT w.id, w.namespace, w.max_in_flight,
+    CASE WHEN $4::jsonb IS NOT NULL AND w.max_in_flight = 0 THEN ARRAY(SELECT jsonb_array_elements_text($4::jsonb -> w.id::text)) END AS only
+  FROM workflow_runs w WHERE w.id = ANY($1::uuid[]) AND w.state = 'running'
 ), pick AS MATERIALIZED (
   -- LATERAL: each run's steps through the primary key (a join on the CTE scanned every step of every run);
   -- MATERIALIZED: inlined into the UPDATE, the planner re-ran it per ready step.
   -- Each pick carries its run's namespace: CTEs joined on a key plan as nested loops (estimates of 1 row), n × m.
   SELECT wf.id AS workflow_run_id, x.step, wf.namespace FROM wf
   CROSS JOIN LATERAL (
-    SELECT s.step, row_number() OVER (ORDER BY s.position) AS rn
-    FROM workflow_steps s WHERE s.workflow_run_id = wf.id AND s.state = 'ready') x
+    SELECT r.step, row_number() OVER (ORDER BY r.position) AS rn FROM (
+      SELECT s.step, s.position FROM workflow_steps s
+      WHERE wf.only IS NOT NULL AND s.workflow_run_id = wf.id AND s.step = ANY(wf.only) AND s.state = 'ready'
+      UNION ALL
+      SELECT s.step, s.position FROM workflow_steps s WHERE wf.only IS NULL AND s.workflow_run_id = wf.id AND s.state = 'ready') r) x
   WHERE wf.max_in_flight = 0
      OR x.rn <= wf.max_in_flight - (SELECT count(*) FROM workflow_steps b WHERE b.workflow_run_id = wf.id AND b.state = 'running')
 ), started AS (
