@@ -116,12 +116,16 @@ export class StepTransitions {
    * Starts the ready steps of (locked) workflow runs within their limits, and
    * finishes those with nothing left to run. `candidates`: the steps the
    * caller just made ready, by run (see START_READY_STEPS); absent, every
-   * ready step is looked at.
+   * ready step is looked at. `fire`: steps due now on our shards are fired
+   * by this transaction (an answer's children, the repair pass); false, they
+   * are made scheduled and routed (StartWorkflow, RetryWorkflowRun: API
+   * transactions, many at once, need not hold shard rows — a root is not a
+   * hand-off, and the claim takes it a tick later).
    */
-  async advance(tx: Queryable, workflowRunIds: readonly string[], candidates: Record<string, string[]> | null = null): Promise<() => void> {
+  async advance(tx: Queryable, workflowRunIds: readonly string[], candidates: Record<string, string[]> | null = null, fire = true): Promise<() => void> {
     const ids = [...new Set(workflowRunIds)];
     if (ids.length === 0) return nothing;
-    const { shards, fences } = this.router.firingFences();
+    const { shards, fences } = fire ? this.router.firingFences() : { shards: [], fences: [] };
     const { rows } = await queryPrepared<StartedStepRow>(tx, 'tl_wf_start_ready', START_READY_STEPS, [ids, shards, fences, candidates === null ? null : JSON.stringify(candidates)]);
     if (rows.length === 0) return nothing;
     const fired = rows.filter((r) => r.status === 'fired');

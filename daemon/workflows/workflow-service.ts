@@ -139,8 +139,8 @@ export class WorkflowService {
         stepsOf.map((x) => x.step.leaseMs),
         stepsOf.map((x) => x.step.trigger),
       ]);
-      // No lock: nobody else can see the new rows before this commits.
-      route = await this.steps.advance(tx, rows.map((r) => r.id));
+      // No lock: nobody else can see the new rows before this commits. Roots are routed, not fired here (see advance).
+      route = await this.steps.advance(tx, rows.map((r) => r.id), null, false);
       return new Map(rows.map((r) => [r.id, r.created_at_ms]));
     });
     route();
@@ -226,7 +226,7 @@ export class WorkflowService {
       });
       const { rows } = await query<{ step: string }>(tx, RESET_STEPS, [id, [...fromSteps]]);
       if (rows.length === 0) throw failedPrecondition(`workflow run ${id} has nothing to re-run: every step succeeded (name steps in from_steps to run them again)`);
-      route = await this.steps.advance(tx, [id]);
+      route = await this.steps.advance(tx, [id], null, false);
       return rows.map((r) => r.step);
     });
     route();
