@@ -5,8 +5,10 @@
  * interval)? Does any step run before its parents, twice, or never?
  *
  * The load (defaults): 1,000 workflow runs of 20 steps each, started within
- * a few seconds (StartWorkflow, --start-parallel calls in flight), four
- * shapes in turn:
+ * a few seconds as a demanding user would start them: the four definitions
+ * stored once (PutWorkflow), then StartWorkflows calls of --start-batch
+ * starts by name, --start-parallel calls in flight (--start-batch 1 makes
+ * them single StartWorkflow calls), four shapes in turn:
  *   chain      20 steps in a line
  *   fan        a root, 18 parallel steps, a join after all 18
  *   diamonds   6 stacked diamonds (a → b, c → d → …) and a tail
@@ -25,12 +27,16 @@
  * violations (a step received before every parent's handler ended); duplicates (a
  * step received under more than one run id, or one run received again);
  * lost (steps never received); and from Postgres how many runs ended
- * succeeded. stdout: the machine, a text block, and with --json a last line
+ * succeeded, and where a hand-off's time went: until the transaction that
+ * completes the parent began (its now() is the child's claimed_at: the
+ * Complete waiting for the database), then that transaction, its commit and
+ * the delivery. --start-rate paces the starts (a load below what the machine
+ * can take: the hand-off is then the event path alone). stdout: the machine, a text block, and with --json a last line
  * {"workflows","steps","steps_per_s","handoff_ms":{"p50","p99","max"},"order_violations","duplicates","lost"}.
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createWorker, TimelaneClient, type WorkflowStepInput } from '@timelane/client';
+import { createWorker, TimelaneClient, type StartWorkflowInput, type WorkflowStepInput } from '@timelane/client';
 import { DaemonProcess } from '../ops/local/daemon-process.js';
 import { numberFlag } from './lib/args.js';
 import { killStrayDaemons, waitFor } from './lib/bench-daemon.js';
@@ -48,7 +54,10 @@ const USAGE = `usage: npm run bench:workflows -- [flags]
   --daemons <n>          1..3 daemons (default 1)
   --shards <n>           shards (default 64)
   --concurrency <n>      worker credit per daemon (default 1000)
-  --start-parallel <n>   StartWorkflow calls in flight (default 32)
+  --start-batch <n>      starts per StartWorkflows call (default 50; 1: one StartWorkflow call each)
+  --start-parallel <n>   start calls in flight (default 4)
+  --start-rate <n>       start at most n workflow runs per second (default 0: as fast as the calls go)
+  --inline               send each start its definition inline (default: stored once, started by name)
   --max-in-flight <n>    per-run limit on steps in flight (default 0: none)
   --timeout <s>          give up waiting for steps after this long (default 120)
   --budget <s>           whole run (default 600)
@@ -62,7 +71,10 @@ interface Options {
   daemons: number;
   shards: number;
   concurrency: number;
+  startBatch: number;
   startParallel: number;
+  startRate: number;
+  inline: boolean;
   maxInFlight: number;
   timeoutS: number;
   budgetS: number;
@@ -79,7 +91,10 @@ function parseOptions(argv: string[]): Options | 'help' {
       daemons: { type: 'string' },
       shards: { type: 'string' },
       concurrency: { type: 'string' },
+      'start-batch': { type: 'string' },
       'start-parallel': { type: 'string' },
+      'start-rate': { type: 'string' },
+      inline: { type: 'boolean' },
       'max-in-flight': { type: 'string' },
       timeout: { type: 'string' },
       budget: { type: 'string' },
@@ -95,7 +110,10 @@ function parseOptions(argv: string[]): Options | 'help' {
     daemons: numberFlag('--daemons', v.daemons, 1, 1, 3),
     shards: numberFlag('--shards', v.shards, 64, 1, 4096),
     concurrency: numberFlag('--concurrency', v.concurrency, 1000, 1, 100_000),
-    startParallel: numberFlag('--start-parallel', v['start-parallel'], 32, 1, 1000),
+    startBatch: numberFlag('--start-batch', v['start-batch'], 50, 1, 1000),
+    startParallel: numberFlag('--start-parallel', v['start-parallel'], 4, 1, 1000),
+    startRate: numberFlag('--start-rate', v['start-rate'], 0, 0, 1_000_000),
+    inline: v.inline ?? false,
     maxInFlight: numberFlag('--max-in-flight', v['max-in-flight'], 0, 0, 10_000),
     timeoutS: numberFlag('--timeout', v.timeout, 120, 1, 3600),
     budgetS: numberFlag('--budget', v.budget, 600, 10, 86_400),
@@ -225,20 +243,32 @@ async function run(opts: Options, res: Resources): Promise<number> {
     maxInFlight: opts.maxInFlight,
     steps: s.edges.map(([name, after]): WorkflowStepInput => ({ name, queue: QUEUE, after, retry: { maxAttempts: 3, initialBackoffMs: 100 } })),
   }));
+  if (!opts.inline) for (const d of definitions) await clients[0].putWorkflow(d);
+  const startOf = (i: number): StartWorkflowInput =>
+    opts.inline ? { definition: definitions[i % SHAPES.length] } : { workflow: definitions[i % SHAPES.length].name };
   const t0 = receiptNowMs();
   let next = 0;
+  let calls = 0;
   await Promise.all(
     Array.from({ length: opts.startParallel }, async (_, lane) => {
-      for (let i = next++; i < opts.workflows; i = next++) {
-        const k = i % SHAPES.length;
-        const started = await clients[(i + lane) % clients.length].startWorkflow({ definition: definitions[k] });
-        shapeOf.set(started.id, k);
+      for (;;) {
+        const from = next;
+        if (from >= opts.workflows) return;
+        const to = Math.min(opts.workflows, from + opts.startBatch);
+        next = to;
+        // Paced: call `from` goes out when `from` runs are due to have started.
+        const at = opts.startRate > 0 ? t0 + (from / opts.startRate) * 1000 : 0;
+        if (at > receiptNowMs()) await new Promise((r) => setTimeout(r, at - receiptNowMs()));
+        const client = clients[(calls++ + lane) % clients.length];
+        const batch = Array.from({ length: to - from }, (_, k) => startOf(from + k));
+        const started = opts.startBatch === 1 ? [await client.startWorkflow(batch[0])] : await client.startWorkflows(batch);
+        started.forEach((run, k) => shapeOf.set(run.id, (from + k) % SHAPES.length));
       }
     }),
   );
   const startedS = (receiptNowMs() - t0) / 1000;
   const steps = opts.workflows * 20;
-  log(`${opts.workflows} workflow runs started in ${startedS.toFixed(2)} s; waiting for ${steps} steps`);
+  log(`${opts.workflows} workflow runs started in ${startedS.toFixed(2)} s (${calls} calls); waiting for ${steps} steps`);
 
   // --- drain ---------------------------------------------------------------
   const deadline = Date.now() + opts.timeoutS * 1000;
@@ -248,6 +278,8 @@ async function run(opts: Options, res: Resources): Promise<number> {
 
   // --- figures -------------------------------------------------------------
   const handoffs: number[] = [];
+  /** Per child (by workflow run and step): when the last of its parents' handlers ended, and when it was received. */
+  const childTimes = new Map<string, { parentsDone: number; received: number }>();
   let violations = 0;
   let duplicates = 0;
   let lost = 0;
@@ -269,12 +301,31 @@ async function run(opts: Options, res: Resources): Promise<number> {
         lastParent = Math.max(lastParent, done);
       }
       if (!(first >= lastParent)) violations++;
-      else handoffs.push(first - lastParent);
+      else {
+        handoffs.push(first - lastParent);
+        childTimes.set(`${id}/${step}`, { parentsDone: lastParent, received: first });
+      }
     }
   }
   const pool = new pg.Pool({ connectionString: db.url, max: 1, options: '-c search_path=timelane' });
   const { rows } = await pool.query<{ state: string; n: string }>('SELECT state, count(*) AS n FROM workflow_runs GROUP BY state');
+  // Where a hand-off's time goes: until the transaction that completes the parent (and fires the child) began
+  // (claimed_at is that transaction's now()), then that transaction, its commit and the delivery.
+  const { rows: claims } = await pool.query<{ key: string; claimed_ms: string }>(
+    `SELECT j.workflow_run_id || '/' || j.workflow_step AS key, (extract(epoch FROM r.claimed_at) * 1000)::float8 AS claimed_ms
+     FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard WHERE r.origin = 'workflow' AND r.attempt = 1 AND j.workflow_generation = 1`,
+  );
   await pool.end();
+  const waiting: number[] = [];
+  const dispatch: number[] = [];
+  for (const c of claims) {
+    const t = childTimes.get(c.key);
+    if (!t) continue;
+    waiting.push(Number(c.claimed_ms) - t.parentsDone);
+    dispatch.push(t.received - Number(c.claimed_ms));
+  }
+  const w = summarize(waiting);
+  const x = summarize(dispatch);
   const byState = Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
   const spanS = (lastReceipt - t0) / 1000;
   const stepsPerS = received / spanS;
@@ -283,8 +334,10 @@ async function run(opts: Options, res: Resources): Promise<number> {
   process.stdout.write(
     [
       `workflows ${opts.workflows} × 20 steps (chain, fan-out/fan-in, diamonds, lanes), ${opts.daemons} daemon${opts.daemons > 1 ? 's' : ''}, ${opts.shards} shards, max in flight ${opts.maxInFlight || 'none'}`,
-      `  started in ${startedS.toFixed(2)} s; all steps in ${spanS.toFixed(2)} s: ${Math.round(stepsPerS)} steps/s (${received} received of ${steps})`,
+      `  started in ${startedS.toFixed(2)} s (${calls} ${opts.startBatch === 1 ? 'StartWorkflow' : `StartWorkflows calls of ≤ ${opts.startBatch}`}, ${opts.startParallel} in flight${opts.startRate > 0 ? `, ≤ ${opts.startRate}/s` : ''}, ${opts.inline ? 'inline definitions' : 'stored definitions by name'}); all steps in ${spanS.toFixed(2)} s: ${Math.round(stepsPerS)} steps/s (${received} received of ${steps})`,
       `  handoff (parent's completion → child's delivery) ms: p50 ${round(h.p50)}  p99 ${round(h.p99)}  max ${round(h.max)}  (${h.count} hand-offs)`,
+      `    of which until the parent's completing transaction began (answer queued for the database) ms: p50 ${round(w.p50)}  p99 ${round(w.p99)}`,
+      `    and that transaction, its commit and the child's delivery ms: p50 ${round(x.p50)}  p99 ${round(x.p99)}`,
       `  order violations ${violations}, duplicates ${duplicates}, lost ${lost}; workflow runs: ${JSON.stringify(byState)}`,
     ].join('\n') + '\n',
   );

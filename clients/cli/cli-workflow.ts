@@ -45,7 +45,7 @@ export function registerWorkflowCommands(program: Command): void {
   const wf = program.command('workflow').description('workflows: DAGs of steps, each step a run of the engine');
 
   connectionOptions(wf.command('put'))
-    .description('store a new version of a named workflow definition (JSON file: {name, maxInFlight?, steps: [{name, queue, payload?, after?, retry?, ...}]})')
+    .description('store a new version of a named workflow definition (JSON file: {name, maxInFlight?, steps: [{name, queue, payload?, after?, trigger?, retry?, ...}]})')
     .requiredOption('--file <path>', 'definition file (JSON)')
     .option('--namespace <ns>', 'namespace (default "default")')
     .action((opts: StartOptions) =>

@@ -2,7 +2,8 @@
  * Text for workflow runs: a one-line summary, and the steps as a plain-text
  * tree. A DAG is drawn as a tree by hanging each step under its first
  * parent; a step with more parents says so ("after: b, c"), so every step
- * appears exactly once.
+ * appears exactly once. A step that runs whatever its parents' outcome says
+ * "all_done".
  */
 import type { WorkflowRunInfo, WorkflowStepInfo } from '@timelane/client';
 import { clip, iso } from './format.js';
@@ -19,6 +20,7 @@ function stepText(s: WorkflowStepInfo): string {
   if (s.generation > 1) parts.push(`generation ${s.generation}`);
   if (s.state === 'succeeded' && s.finishedAtMs && s.startedAtMs) parts.push(`${s.finishedAtMs - s.startedAtMs} ms`);
   if (s.firedAtMs && s.lagMs) parts.push(`lag ${s.lagMs.toFixed(1)} ms`);
+  if (s.trigger === 'all_done') parts.push('all_done');
   if (s.after.length > 1) parts.push(`after: ${s.after.join(', ')}`);
   if (s.outputBytes > 0) parts.push(`output ${s.outputBytes} B`);
   if (s.error) parts.push(`error: ${clip(s.error, 80)}`);

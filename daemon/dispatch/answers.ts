@@ -35,15 +35,14 @@ import { backoffMs } from './backoff.js';
 import { CompleteBatcher } from './complete-batcher.js';
 import { PAUSE_ON_FAILURE, WITHDRAW_OCCURRENCES } from '../db/queries/recurring.js';
 import type { HandOff, KnownHandOff, RunRef } from '../run-ref.js';
-import { StepTransitions } from '../workflows/step-transitions.js';
+import { StepTransitions, type StepRouting } from '../workflows/step-transitions.js';
 
 /**
  * Where a retry goes: the engine's router (daemon/engine/router.ts), told
- * inside the Fail's transaction; what it returns runs after the commit.
+ * inside the Fail's transaction; what it returns runs after the commit. The
+ * steps a step's answer starts go there too (StepRouting).
  */
-export interface RetryRouting {
-  inTransaction(tx: Queryable, runs: readonly RunRef[]): Promise<() => void>;
-}
+export type RetryRouting = StepRouting;
 
 /** An answer's delivery, with the hand-off time when this daemon made it. */
 export type AnsweredDelivery = HandOff;
@@ -51,6 +50,8 @@ export type AnsweredDelivery = HandOff;
 /** A Complete: its delivery, and the output it carries (kept only for workflow steps). */
 export interface CompletedDelivery extends AnsweredDelivery {
   output?: Buffer | null;
+  /** This daemon handed it out as a workflow step's run: the workflow path at once, without COMPLETE_RUNS first. */
+  step?: boolean;
 }
 
 /** A delivery this daemon handed out (or claimed and never sent: sentAtMs null). */
@@ -192,16 +193,20 @@ export class Answers {
 
   private async completeBatch(items: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
     const ds = await this.resolve(items); // answered in this order
-    const sorted = byRunId(ds);
-    const { rows } = await this.keepingHandOffs(ds, () => retryIfUnavailable(() =>
-      query<{ id: number; fence: number; deliveries: number }>(this.db, COMPLETE_RUNS, [
-        sorted.map((d) => d.runId),
-        sorted.map((d) => d.fence),
-        sorted.map((d) => d.deliveries),
-        sorted.map((d) => d.shard),
-        sorted.map((d) => d.sentAtMs),
-      ]),
-    ));
+    // Runs this daemon handed out as steps skip COMPLETE_RUNS (it leaves step runs alone: a round trip for nothing).
+    const plain = byRunId(ds.filter((d, i) => !items[i].step));
+    const { rows } =
+      plain.length === 0
+        ? { rows: [] }
+        : await this.keepingHandOffs(plain, () => retryIfUnavailable(() =>
+            query<{ id: number; fence: number; deliveries: number }>(this.db, COMPLETE_RUNS, [
+              plain.map((d) => d.runId),
+              plain.map((d) => d.fence),
+              plain.map((d) => d.deliveries),
+              plain.map((d) => d.shard),
+              plain.map((d) => d.sentAtMs),
+            ]),
+          ));
     // Keyed by the whole delivery: a superseded copy in the same batch is refused.
     const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
     const done = new Set(rows.map((r) => key(r.id, r.fence, r.deliveries)));

@@ -39,6 +39,8 @@ export interface DeliveryIdentity extends KnownHandOff {
   sentAtMs: number;
   /** Whether `sentAtMs` has been written to Postgres already (see takeUnrecorded). */
   recorded: boolean;
+  /** A run of a workflow step (its Complete takes the workflow path at once). */
+  step: boolean;
 }
 
 /**
@@ -383,7 +385,17 @@ export class DeliveryHub {
 }
 
 function identityOf(run: FiredRunRow, sentAtMs: number, permit: boolean): DeliveryIdentity {
-  return { runId: run.id, shard: run.shard, queue: run.queue, permit, fence: run.fence, deliveries: run.deliveries, sentAtMs, recorded: false };
+  return {
+    runId: run.id,
+    shard: run.shard,
+    queue: run.queue,
+    permit,
+    fence: run.fence,
+    deliveries: run.deliveries,
+    sentAtMs,
+    recorded: false,
+    step: run.workflow_run_id != null,
+  };
 }
 
 /**

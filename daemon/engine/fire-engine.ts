@@ -38,7 +38,7 @@ import { DeliveryHub } from '../dispatch/delivery-hub.js';
 import { Answers } from '../dispatch/answers.js';
 import { RedeliveryReaper } from '../dispatch/redelivery.js';
 import { TimelaneError } from '../errors.js';
-import type { ShardFences } from '../coord/fence.js';
+import type { FenceArrays, ShardFences } from '../coord/fence.js';
 import type { RunRef } from '../run-ref.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import { RunRouter } from './router.js';
@@ -86,6 +86,12 @@ const OCCURRENCE_LATE_AFTER_MS = 1_000;
 /** Unanswered deliveries get their hand-off time written after this long. */
 const RECORD_HAND_OFF_AFTER_MS = 1_000;
 
+/** The shards we hold whose lease is provably valid, as fenced-statement parameters (what a claim would fire under). */
+function validFences(fences: ShardFences): FenceArrays {
+  const valid = fences.owned().filter((o) => fences.isValid(o.shard));
+  return { shards: valid.map((o) => o.shard), fences: valid.map((o) => o.fence) };
+}
+
 export class FireEngine {
   readonly lane: FastLane;
   readonly loader: WindowLoader;
@@ -101,6 +107,8 @@ export class FireEngine {
   private readonly reaper: RedeliveryReaper;
   private readonly listener: NearDueListener | null;
   private handOffTimer: NodeJS.Timeout | null = null;
+  /** Running (not draining or stopped): transactions may fire the runs they make. */
+  private firing = false;
 
   constructor(private readonly opts: FireEngineOptions) {
     const { clock, metrics, log, pools, fences } = opts;
@@ -112,6 +120,14 @@ export class FireEngine {
       owns: (shard) => fences.fenceOf(shard) !== undefined,
       offerLocal: (run) => this.loader.offer(run),
       cancelLocal: (runId, reason) => this.cancelRunning(runId, reason),
+      // Workflow steps due now on our shards are fired by the transaction that makes them, then go to 4.
+      firing: {
+        fences: () => (this.firing ? validFences(fences) : { shards: [], fences: [] }),
+        deliver: (run) => {
+          metrics.fired.inc();
+          this.gate.admit(run);
+        },
+      },
     });
 
     // 1. The heap and its timer: runs leave it claimAheadMs before due, in buckets.
@@ -210,6 +226,7 @@ export class FireEngine {
   }
 
   start(): void {
+    this.firing = true;
     this.gate.start();
     this.queueLimits.start();
     this.lane.start();
@@ -228,6 +245,7 @@ export class FireEngine {
 
   /** Stop firing; let what was already claimed reach the workers (those runs are `fired` in Postgres). */
   async drain(): Promise<void> {
+    this.firing = false;
     this.lane.stop();
     await this.materialiser.stop();
     await this.workflowRepair.stop();
@@ -243,6 +261,7 @@ export class FireEngine {
 
   /** After drain() and after the shards were released. */
   async stop(): Promise<void> {
+    this.firing = false;
     this.lane.stop();
     this.gate.stop();
     this.queueLimits.stop();

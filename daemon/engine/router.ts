@@ -12,10 +12,16 @@
  *   becomes visible, and never of a row that rolled back.
  * - Anything else: nothing; the owner's loader reads it when its window
  *   reaches it. The repair scan is the safety net for a lost notification.
+ *
+ * A workflow step due now on a shard we own need not wait for the heap and
+ * a claim: the statement that creates its run fires it under our fence
+ * (`firingFences`), and `deliverFired` hands it to delivery after commit.
  */
 import type { Queryable } from '../db/pool.js';
 import { publishCancels, publishNearDue } from '../slow/notifications.js';
 import type { RunRef } from '../run-ref.js';
+import type { FenceArrays } from '../coord/fence.js';
+import type { FiredRunRow } from '../db/queries/columns.js';
 
 export interface RouterOptions {
   schema: string;
@@ -26,6 +32,13 @@ export interface RouterOptions {
   offerLocal: (run: RunRef) => void;
   /** Tell the worker running this run (on our shard) to stop it. */
   cancelLocal: (runId: number, reason: string) => void;
+  /**
+   * Runs a transaction may fire as it creates them: the fences to fire under
+   * (shards whose lease is valid; none once the engine drains), and where a
+   * run fired in a committed transaction goes (the release gate). Absent:
+   * every new run is offered as scheduled.
+   */
+  firing?: { fences: () => FenceArrays; deliver: (run: FiredRunRow) => void };
 }
 
 /** Offers the runs this daemon owns; call it after COMMIT. */
@@ -69,6 +82,17 @@ export class RunRouter {
     return () => {
       for (const r of runs) if (this.opts.owns(r.shard)) this.opts.cancelLocal(r.runId, reason);
     };
+  }
+
+  /** Fenced-statement parameters for firing new runs inside a transaction (empty arrays: fire none). */
+  firingFences(): FenceArrays {
+    return this.opts.firing?.fences() ?? { shards: [], fences: [] };
+  }
+
+  /** Runs fired by a transaction under `firingFences`; call after COMMIT. */
+  deliverFired(runs: readonly FiredRunRow[]): void {
+    const deliver = this.opts.firing?.deliver;
+    if (deliver) for (const r of runs) deliver(r);
   }
 
   /** For runs committed by a statement that needed no notify (see needsNotify). */

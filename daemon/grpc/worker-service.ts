@@ -25,7 +25,7 @@ import { undecodableReason } from './malformed.js';
 import { callerQueue, tenantOf, unqualifyAnswer } from './tenancy.js';
 import { MAX_OUTPUT_BYTES } from './workflow-input.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
-import type { AnsweredDelivery } from '../dispatch/answers.js';
+import type { AnsweredDelivery, CompletedDelivery } from '../dispatch/answers.js';
 import type { StreamTracing } from '../tracing/run-tracing.js';
 
 let nextStreamId = 1;
@@ -166,9 +166,9 @@ function serveStream(ctx: ApiContext, call: Stream): void {
  * settling answer frees the stream's credit as it arrives (the worker is done
  * with the run whatever the write's outcome) and brings the hand-off time.
  */
-function answered(ctx: ApiContext, streamId: number, ref: DeliveryRefInput, settles: boolean): AnsweredDelivery {
+function answered(ctx: ApiContext, streamId: number, ref: DeliveryRefInput, settles: boolean): AnsweredDelivery & { step: boolean } {
   const held = settles ? ctx.hub.settle(streamId, ref.runId, ref) : ctx.hub.peek(streamId, ref.runId, ref);
-  return { ...ref, shard: ref.shard ?? held?.shard ?? null, sentAtMs: held?.sentAtMs ?? null };
+  return { ...ref, shard: ref.shard ?? held?.shard ?? null, sentAtMs: held?.sentAtMs ?? null, step: held?.step ?? false };
 }
 
 /** Handles one answer message; always answers with an Ack (or an AckBatch for a CompleteBatch). */
@@ -255,7 +255,7 @@ function refuseAnswer(ctx: ApiContext, req: WorkRequest__Output, runId: number, 
 /** A CompleteBatch: each ref validated and judged on its own; one AckBatch back, in ref order. */
 function completeBatch(ctx: ApiContext, streamId: number, refs: NonNullable<WorkRequest__Output['completes']>['refs'], acks: (a: Ack[]) => void): void {
   const out: Ack[] = new Array<Ack>(refs.length);
-  const valid: AnsweredDelivery[] = [];
+  const valid: CompletedDelivery[] = [];
   const at: number[] = [];
   refs.forEach((raw, i) => {
     try {

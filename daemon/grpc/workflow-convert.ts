@@ -53,5 +53,6 @@ export function stepToWire(s: StepRow, withOutput: boolean): WorkflowStepStatus 
     error: s.error ?? '',
     outputBytes: s.output_bytes,
     output: withOutput && s.output ? s.output : undefined,
+    trigger: s.trigger === 'all_done' ? 'TRIGGER_ALL_DONE' : 'TRIGGER_ALL_SUCCESS',
   };
 }

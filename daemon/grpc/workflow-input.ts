@@ -10,7 +10,7 @@ import type { WorkflowDefinition__Output } from '../../proto/gen/timelane/v1/Wor
 import type { StartWorkflowRequest__Output } from '../../proto/gen/timelane/v1/StartWorkflowRequest.js';
 import type { ListWorkflowRunsRequest__Output } from '../../proto/gen/timelane/v1/ListWorkflowRunsRequest.js';
 import type { WorkflowRunState } from '../db/queries/workflows.js';
-import { orderSteps, WORKFLOW_NAME_RE, type StepSpec, type WorkflowSpec } from '../workflows/definition.js';
+import { orderSteps, WORKFLOW_NAME_RE, type StepSpec, type StepTrigger, type WorkflowSpec } from '../workflows/definition.js';
 import type { ListWorkflowRunsFilter, StartInput } from '../workflows/workflow-service.js';
 import { DEFAULT_RETRY, NAMESPACE_RE, dueTime, jobId, pageSize, scheduleInput, type Limits } from './validate.js';
 import { recurrenceInput } from './recurrence-input.js';
@@ -39,6 +39,14 @@ function maxInFlight(field: string, v: number): number {
   return v;
 }
 
+const TRIGGERS: Record<string, StepTrigger> = { STEP_TRIGGER_UNSPECIFIED: 'all_success', TRIGGER_ALL_SUCCESS: 'all_success', TRIGGER_ALL_DONE: 'all_done' };
+
+function stepTrigger(field: string, step: string, v: unknown): StepTrigger {
+  const t = typeof v === 'string' ? TRIGGERS[v] : undefined;
+  if (!t) throw invalidArgument(field, `step "${step.slice(0, 140)}": unknown trigger ${String(v).slice(0, 40)} (TRIGGER_ALL_SUCCESS or TRIGGER_ALL_DONE)`);
+  return t;
+}
+
 /** A definition from the wire: every step's job fields, then the graph. */
 export function workflowDefinition(field: string, d: WorkflowDefinition__Output | null | undefined, nowMs: number, limits: Limits): WorkflowSpec {
   if (!d) throw invalidArgument(field, 'is required');
@@ -62,6 +70,7 @@ export function workflowDefinition(field: string, d: WorkflowDefinition__Output 
       maxBackoffMs: job.maxBackoffMs,
       leaseMs: job.leaseMs,
       after: [...s.after],
+      trigger: stepTrigger(`${p}trigger`, s.name, s.trigger),
     };
   });
   const ordered = orderSteps(`${field}.steps`, steps);
@@ -109,17 +118,31 @@ export function startOrSchedule(req: StartWorkflowRequest__Output, nowMs: number
   };
 }
 
-export function startInput(req: StartWorkflowRequest__Output, nowMs: number, limits: Limits): StartInput {
-  const ns = namespace('namespace', req.namespace);
+/** One start (StartWorkflow, or one of StartWorkflows' with `p` = "starts[i]."). */
+export function startInput(req: StartWorkflowRequest__Output, nowMs: number, limits: Limits, p = ''): StartInput {
+  const ns = namespace(`${p}namespace`, req.namespace);
   let definition: StartInput['definition'];
-  if (req.definition === 'inline') definition = { inline: workflowDefinition('inline', req.inline, nowMs, limits) };
-  else if (req.definition === 'ref' && req.ref) definition = { name: workflowName('ref.name', req.ref.name), version: req.ref.version };
-  else throw invalidArgument('definition', 'one of inline or ref is required');
-  const startAtMs = req.when ? dueTime('', req, nowMs, 'at_ms, delay_ms, now or recurrence') : Math.floor(nowMs);
-  if (req.dedupeKey.length > 256) throw invalidArgument('dedupe_key', `must be at most 256 chars (got ${req.dedupeKey.length})`);
+  if (req.definition === 'inline') definition = { inline: workflowDefinition(`${p}inline`, req.inline, nowMs, limits) };
+  else if (req.definition === 'ref' && req.ref) definition = { name: workflowName(`${p}ref.name`, req.ref.name), version: req.ref.version };
+  else throw invalidArgument(`${p}definition`, 'one of inline or ref is required');
+  const startAtMs = req.when ? dueTime(p, req, nowMs, 'at_ms, delay_ms, now or recurrence') : Math.floor(nowMs);
+  if (req.dedupeKey.length > 256) throw invalidArgument(`${p}dedupe_key`, `must be at most 256 chars (got ${req.dedupeKey.length})`);
   // The run's id derives from the key: a second start with it finds the first run.
   const id = req.dedupeKey ? workflowRunIdOf(`dedupe:${ns}:${req.dedupeKey}`) : undefined;
-  return { id, namespace: ns, definition, startAtMs, maxInFlight: maxInFlight('max_in_flight', req.maxInFlight) };
+  return { id, namespace: ns, definition, startAtMs, maxInFlight: maxInFlight(`${p}max_in_flight`, req.maxInFlight) };
+}
+
+/** Most starts in one StartWorkflows call. */
+export const MAX_STARTS = 1_000;
+
+/** StartWorkflows: each start validated on its own (a recurring start is refused: it is StartWorkflow's). */
+export function startInputs(starts: readonly StartWorkflowRequest__Output[], nowMs: number, limits: Limits, namespaceOf: (given: string, field: string) => string): StartInput[] {
+  if (starts.length < 1 || starts.length > MAX_STARTS) throw invalidArgument('starts', `must hold 1..${MAX_STARTS} starts (got ${starts.length})`);
+  return starts.map((s, i) => {
+    const p = `starts[${i}].`;
+    if (s.when === 'recurrence') throw invalidArgument(`${p}recurrence`, 'a recurring start is made with StartWorkflow, not in a batch');
+    return startInput({ ...s, namespace: namespaceOf(s.namespace, `${p}namespace`) }, nowMs, limits, p);
+  });
 }
 
 export function workflowRunId(field: string, v: string): string {

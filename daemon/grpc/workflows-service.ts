@@ -62,6 +62,13 @@ export function workflowsHandlers(ctx: ApiContext): WorkflowsHandlers {
       ctx.metrics.scheduled.inc(1);
       return { run: null, scheduleJobId: job.job.id };
     }),
+    StartWorkflows: unary(ctx, async (req, t) => {
+      const inputs = w.startInputs(req.starts, ctx.wallNow(), ctx.limits, (ns, field) => writeNamespace(t, ns === 'default' ? '' : ns, field));
+      const runs = await ctx.workflows.startMany(
+        inputs.map((s) => ('inline' in s.definition ? { ...s, definition: { inline: tenantSpec(t, s.definition.inline) } } : s)),
+      );
+      return { runs: runs.map(workflowRunToWire) };
+    }),
     GetWorkflowRun: unary(ctx, async (req, t) => {
       const { run, steps } = await ownedRun(t, w.workflowRunId('id', req.id));
       return { run: workflowRunToWire(run), steps: steps.map((s) => stepToWire(s, req.includeOutputs)) };

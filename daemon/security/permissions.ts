@@ -48,6 +48,7 @@ export const METHOD_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/timelane.v1.Admin/ListQueueLimits': 'read',
   '/timelane.v1.Workflows/PutWorkflow': 'schedule',
   '/timelane.v1.Workflows/StartWorkflow': 'schedule',
+  '/timelane.v1.Workflows/StartWorkflows': 'schedule',
   '/timelane.v1.Workflows/GetWorkflowRun': 'read',
   '/timelane.v1.Workflows/ListWorkflowRuns': 'read',
   '/timelane.v1.Workflows/RetryWorkflowRun': 'schedule',

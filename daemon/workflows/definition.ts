@@ -1,7 +1,8 @@
 /**
  * Workflow definitions: the validated shape of a DAG of steps, its checks
- * (duplicate names, edges to unknown steps, self-edges, cycles), its
- * topological order, and the form it is stored in (workflow_definitions).
+ * (duplicate names, edges to unknown steps, self-edges, cycles, trigger
+ * rules), its topological order, and the form it is stored in
+ * (workflow_definitions).
  *
  * Pure: no I/O. Every refusal is INVALID_ARGUMENT naming the field and the
  * offending steps, so a bad definition never reaches the database.
@@ -16,6 +17,16 @@ export const MAX_PARENTS = 100;
 export const STEP_NAME_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 export const WORKFLOW_NAME_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 
+/**
+ * A step's trigger rule (after Airflow's): what its parents must have done
+ * for it to run. `all_success`: every parent succeeded — one that fails, is
+ * cancelled or upstream-failed makes the step upstream_failed (it never
+ * runs). `all_done`: every parent ended, whatever the outcome — a cleanup
+ * step; never upstream_failed, and its own outcome is what its children see.
+ */
+export type StepTrigger = 'all_success' | 'all_done';
+export const STEP_TRIGGERS: readonly StepTrigger[] = ['all_success', 'all_done'];
+
 /** One step, as validated: what its job is made of, and its parents. */
 export interface StepSpec {
   name: string;
@@ -27,8 +38,9 @@ export interface StepSpec {
   initialBackoffMs: number;
   maxBackoffMs: number;
   leaseMs: number;
-  /** Parents: the step starts once every one of them succeeded. */
+  /** Parents: the step starts once every one of them is through, as `trigger` says. */
   after: string[];
+  trigger: StepTrigger;
 }
 
 export interface WorkflowSpec {
@@ -62,6 +74,9 @@ export function orderSteps(field: string, steps: readonly StepSpec[]): StepSpec[
     index.set(s.name, i);
   });
   steps.forEach((s, i) => {
+    if (!STEP_TRIGGERS.includes(s.trigger)) throw invalidArgument(`${field}[${i}].trigger`, `step "${s.name}": unknown trigger "${String(s.trigger).slice(0, 40)}"`);
+    if (s.trigger !== 'all_success' && s.after.length === 0)
+      throw invalidArgument(`${field}[${i}].trigger`, `step "${s.name}" has no parents: a root step runs when its workflow run starts, so ${s.trigger} means nothing (name its parents in after)`);
     if (s.after.length > MAX_PARENTS) throw invalidArgument(`${field}[${i}].after`, `must name at most ${MAX_PARENTS} steps (got ${s.after.length})`);
     const seen = new Set<string>();
     s.after.forEach((p, k) => {
@@ -114,9 +129,10 @@ export function planSteps(ordered: readonly StepSpec[]): PlannedStep[] {
   return ordered.map((s, position) => ({ ...s, position, children: children.get(s.name) ?? [] }));
 }
 
-/** Stored form (jsonb): payloads as base64. */
-interface StoredStep extends Omit<StepSpec, 'payload'> {
+/** Stored form (jsonb): payloads as base64; `trigger` only when not all_success (definitions stored before triggers have none). */
+interface StoredStep extends Omit<StepSpec, 'payload' | 'trigger'> {
   payload: string;
+  trigger?: StepTrigger;
 }
 interface StoredWorkflow {
   name: string;
@@ -125,12 +141,20 @@ interface StoredWorkflow {
 }
 
 export function toStored(w: WorkflowSpec): StoredWorkflow {
-  return { name: w.name, maxInFlight: w.maxInFlight, steps: w.steps.map((s) => ({ ...s, payload: s.payload.toString('base64') })) };
+  return {
+    name: w.name,
+    maxInFlight: w.maxInFlight,
+    steps: w.steps.map(({ trigger, ...s }) => ({ ...s, payload: s.payload.toString('base64'), ...(trigger === 'all_success' ? {} : { trigger }) })),
+  };
 }
 
 export function fromStored(v: unknown): WorkflowSpec {
   const w = v as StoredWorkflow;
-  return { name: w.name, maxInFlight: w.maxInFlight, steps: w.steps.map((s) => ({ ...s, payload: Buffer.from(s.payload, 'base64') })) };
+  return {
+    name: w.name,
+    maxInFlight: w.maxInFlight,
+    steps: w.steps.map((s) => ({ ...s, payload: Buffer.from(s.payload, 'base64'), trigger: s.trigger ?? 'all_success' })),
+  };
 }
 
 /** Same definition (a PutWorkflow that changes nothing makes no new version)? */

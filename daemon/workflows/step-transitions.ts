@@ -29,22 +29,20 @@
  */
 import type { Queryable } from '../db/pool.js';
 import { query, queryPrepared } from '../db/pool.js';
-import {
-  COMPLETE_STEP_RUNS,
-  END_STEP,
-  FINISH_WORKFLOW_RUNS,
-  LOCK_WORKFLOW_RUNS,
-  LOCK_WORKFLOWS_OF_RUNS,
-  START_READY_STEPS,
-  SUCCEED_STEPS,
-  type StartedStepRow,
-} from '../db/queries/workflows.js';
+import { COMPLETE_STEPS, END_STEP, LOCK_WORKFLOW_RUNS, LOCK_WORKFLOWS_OF_RUNS, START_READY_STEPS, type StartedStepRow } from '../db/queries/workflows.js';
 import type { KnownHandOff, RunRef } from '../run-ref.js';
+import type { FenceArrays } from '../coord/fence.js';
+import type { FiredRunRow } from '../db/queries/columns.js';
 import { runRefOf } from '../run-ref.js';
 
-/** Where new step runs go: the engine's router, told inside the transaction. */
+/** Where new step runs go: the engine's router (daemon/engine/router.ts). */
 export interface StepRouting {
+  /** Scheduled runs, told inside the transaction; what it returns runs after commit. */
   inTransaction(tx: Queryable, runs: readonly RunRef[]): Promise<() => void>;
+  /** The fences under which new step runs may be fired in the transaction (empty: none). */
+  firingFences(): FenceArrays;
+  /** Runs fired in a committed transaction: to delivery. */
+  deliverFired(runs: readonly FiredRunRow[]): void;
 }
 
 /** A Complete of a step's run, with the step's output (null: none). */
@@ -53,6 +51,15 @@ export interface StepCompletion extends KnownHandOff {
 }
 
 const nothing = (): void => undefined;
+
+/** COMPLETE_STEPS: a delivery that matched (id set), or a child it made ready (ready_step set). */
+interface CompletedStepRow {
+  id: number | null;
+  fence: number | null;
+  deliveries: number | null;
+  workflow_run_id: string | null;
+  ready_step: string | null;
+}
 
 export class StepTransitions {
   constructor(private readonly router: StepRouting) {}
@@ -72,21 +79,27 @@ export class StepTransitions {
   async complete(tx: Queryable, ds: readonly StepCompletion[]): Promise<{ done: { id: number; fence: number; deliveries: number }[]; afterCommit: () => void }> {
     const sorted = [...ds].sort((a, b) => a.runId - b.runId);
     await queryPrepared(tx, 'tl_wf_lock_of_runs', LOCK_WORKFLOWS_OF_RUNS, [sorted.map((d) => d.runId), sorted.map((d) => d.shard)]);
-    const { rows } = await queryPrepared<{ id: number; job_id: string; fence: number; deliveries: number }>(tx, 'tl_wf_complete_step_runs', COMPLETE_STEP_RUNS, [
+    const { rows } = await queryPrepared<CompletedStepRow>(tx, 'tl_wf_complete_steps', COMPLETE_STEPS, [
       sorted.map((d) => d.runId),
       sorted.map((d) => d.fence),
       sorted.map((d) => d.deliveries),
       sorted.map((d) => d.shard),
       sorted.map((d) => d.sentAtMs),
+      sorted.map((d) => d.output),
     ]);
-    if (rows.length === 0) return { done: [], afterCommit: nothing };
-    const outputOf = new Map(ds.map((d) => [d.runId, d.output]));
-    const { rows: touched } = await queryPrepared<{ workflow_run_id: string }>(tx, 'tl_wf_succeed_steps', SUCCEED_STEPS, [
-      rows.map((r) => r.job_id),
-      rows.map((r) => outputOf.get(r.id) ?? null),
-    ]);
-    const afterCommit = await this.advance(tx, touched.map((t) => t.workflow_run_id));
-    return { done: rows, afterCommit };
+    const done: { id: number; fence: number; deliveries: number }[] = [];
+    const touched: string[] = [];
+    // The children this made ready, by workflow run: the only steps START_READY_STEPS needs to look at.
+    const ready: Record<string, string[]> = {};
+    for (const r of rows) {
+      if (r.id !== null) done.push({ id: r.id, fence: r.fence as number, deliveries: r.deliveries as number });
+      if (r.workflow_run_id === null) continue;
+      if (r.ready_step === null) touched.push(r.workflow_run_id);
+      else (ready[r.workflow_run_id] ??= []).push(r.ready_step);
+    }
+    if (done.length === 0) return { done, afterCommit: nothing };
+    const afterCommit = await this.advance(tx, touched, ready);
+    return { done, afterCommit };
   }
 
   /**
@@ -99,19 +112,29 @@ export class StepTransitions {
     return this.advance(tx, rows.map((r) => r.workflow_run_id));
   }
 
-  /** Starts the ready steps of (locked) workflow runs within their limits, and finishes those with nothing left to run. */
-  async advance(tx: Queryable, workflowRunIds: readonly string[]): Promise<() => void> {
+  /**
+   * Starts the ready steps of (locked) workflow runs within their limits, and
+   * finishes those with nothing left to run. `candidates`: the steps the
+   * caller just made ready, by run (see START_READY_STEPS); absent, every
+   * ready step is looked at. `fire`: steps due now on our shards are fired
+   * by this transaction (an answer's children, the repair pass); false, they
+   * are made scheduled and routed (StartWorkflow, RetryWorkflowRun: API
+   * transactions, many at once, need not hold shard rows — a root is not a
+   * hand-off, and the claim takes it a tick later).
+   */
+  async advance(tx: Queryable, workflowRunIds: readonly string[], candidates: Record<string, string[]> | null = null, fire = true): Promise<() => void> {
     const ids = [...new Set(workflowRunIds)];
     if (ids.length === 0) return nothing;
-    const { rows } = await query<StartedStepRow>(tx, START_READY_STEPS, [ids]);
-    if (rows.length > 0) {
-      // Something started, so its workflow run has a running step: only the others may be finished.
-      const startedIn = new Set(rows.map((r) => r.workflow_run_id));
-      const rest = ids.filter((id) => !startedIn.has(id));
-      if (rest.length > 0) await queryPrepared(tx, 'tl_wf_finish_runs', FINISH_WORKFLOW_RUNS, [rest]);
-      return this.router.inTransaction(tx, rows.map(runRefOf));
-    }
-    await queryPrepared(tx, 'tl_wf_finish_runs', FINISH_WORKFLOW_RUNS, [ids]);
-    return nothing;
+    const { shards, fences } = fire ? this.router.firingFences() : { shards: [], fences: [] };
+    const { rows } = await queryPrepared<StartedStepRow>(tx, 'tl_wf_start_ready', START_READY_STEPS, [ids, shards, fences, candidates === null ? null : JSON.stringify(candidates)]);
+    if (rows.length === 0) return nothing;
+    const fired = rows.filter((r) => r.status === 'fired');
+    const scheduled = rows.filter((r) => r.status !== 'fired').map(runRefOf);
+    const route = scheduled.length > 0 ? await this.router.inTransaction(tx, scheduled) : nothing;
+    if (fired.length === 0) return route;
+    return () => {
+      route();
+      this.router.deliverFired(fired);
+    };
   }
 }

@@ -11,7 +11,7 @@ import { query, queryPrepared, transaction } from '../db/pool.js';
 import {
   CANCEL_WORKFLOW_RUN,
   INSERT_DEFINITION,
-  INSERT_WORKFLOW_RUN,
+  INSERT_WORKFLOW_RUNS,
   LATEST_DEFINITION,
   LIST_WORKFLOW_RUNS,
   LOCK_DEFINITION_NAME,
@@ -20,6 +20,7 @@ import {
   SELECT_DEFINITION,
   SELECT_STEPS,
   SELECT_WORKFLOW_RUN,
+  SELECT_WORKFLOW_RUNS,
   type StepRow,
   type WorkflowRunRow,
   type WorkflowRunState,
@@ -29,6 +30,9 @@ import { shardOf } from '../shard-of.js';
 import type { RunRouter } from '../engine/router.js';
 import { fromStored, planSteps, sameDefinition, toStored, type WorkflowSpec } from './definition.js';
 import { StepTransitions } from './step-transitions.js';
+
+/** Most steps one StartWorkflows call may create (its runs' steps, all together). */
+export const MAX_STEPS_PER_CALL = 100_000;
 
 export interface WorkflowDeps {
   db: Db;
@@ -78,58 +82,98 @@ export class WorkflowService {
 
   /** Creates a workflow run and starts its root steps (due at its start time). */
   async start(input: StartInput): Promise<WorkflowRunRow> {
-    const { spec, version } = await this.resolve(input);
-    const id = input.id ?? randomUUID();
-    const shard = shardOf(id, this.deps.shardCount);
-    const planned = planSteps(spec.steps);
-    const maxInFlight = input.maxInFlight > 0 ? input.maxInFlight : spec.maxInFlight;
-    let route = (): void => undefined;
-    const createdAtMs = await transaction(this.deps.db, async (tx) => {
-      const { rows } = await queryPrepared<{ created_at_ms: number }>(tx, 'tl_wf_insert_run', INSERT_WORKFLOW_RUN, [
+    return (await this.startMany([input]))[0];
+  }
+
+  /**
+   * Creates workflow runs and starts their root steps, in one transaction
+   * (all or none): one statement writes every run with its steps, one starts
+   * every root. A run whose id exists (a dedupe key used before, a recurring
+   * start's retry; or an earlier input of this call) is answered as it is.
+   * Returns one run per input, in order.
+   */
+  async startMany(inputs: readonly StartInput[]): Promise<WorkflowRunRow[]> {
+    const specs = await this.resolveMany(inputs);
+    const planned = inputs.map((input, i) => {
+      const { spec, version } = specs[i];
+      const id = input.id ?? randomUUID();
+      return {
         id,
-        input.namespace,
-        spec.name,
+        input,
+        spec,
         version,
-        shard,
-        maxInFlight,
-        input.startAtMs,
-        planned.map((s) => s.name),
-        planned.map((s) => s.position),
-        planned.map((s) => JSON.stringify(s.after)),
-        planned.map((s) => JSON.stringify(s.children)),
-        planned.map((s) => s.queue),
-        planned.map((s) => s.payload),
-        planned.map((s) => s.priority),
-        planned.map((s) => s.delivery),
-        planned.map((s) => s.maxAttempts),
-        planned.map((s) => s.initialBackoffMs),
-        planned.map((s) => s.maxBackoffMs),
-        planned.map((s) => s.leaseMs),
+        shard: shardOf(id, this.deps.shardCount),
+        steps: planSteps(spec.steps),
+        maxInFlight: input.maxInFlight > 0 ? input.maxInFlight : spec.maxInFlight,
+      };
+    });
+    const total = planned.reduce((n, p) => n + p.steps.length, 0);
+    if (total > MAX_STEPS_PER_CALL) throw invalidArgument('starts', `must hold at most ${MAX_STEPS_PER_CALL} steps in all (got ${total})`);
+    // One insert per id: a later input with an id an earlier one has is answered with that run.
+    const firstOf = new Map<string, (typeof planned)[number]>();
+    for (const p of planned) if (!firstOf.has(p.id)) firstOf.set(p.id, p);
+    const fresh = [...firstOf.values()];
+    const stepsOf = fresh.flatMap((p, i) => p.steps.map((step) => ({ run: i + 1, step })));
+    let route = (): void => undefined;
+    const created = await transaction(this.deps.db, async (tx) => {
+      const { rows } = await queryPrepared<{ id: string; created_at_ms: number }>(tx, 'tl_wf_insert_runs', INSERT_WORKFLOW_RUNS, [
+        fresh.map((p) => p.id),
+        fresh.map((p) => p.input.namespace),
+        fresh.map((p) => p.spec.name),
+        fresh.map((p) => p.version),
+        fresh.map((p) => p.shard),
+        fresh.map((p) => p.maxInFlight),
+        fresh.map((p) => p.input.startAtMs),
+        stepsOf.map((x) => x.run),
+        stepsOf.map((x) => x.step.name),
+        stepsOf.map((x) => x.step.position),
+        stepsOf.map((x) => JSON.stringify(x.step.after)),
+        stepsOf.map((x) => JSON.stringify(x.step.children)),
+        stepsOf.map((x) => x.step.queue),
+        stepsOf.map((x) => x.step.payload),
+        stepsOf.map((x) => x.step.priority),
+        stepsOf.map((x) => x.step.delivery),
+        stepsOf.map((x) => x.step.maxAttempts),
+        stepsOf.map((x) => x.step.initialBackoffMs),
+        stepsOf.map((x) => x.step.maxBackoffMs),
+        stepsOf.map((x) => x.step.leaseMs),
+        stepsOf.map((x) => x.step.trigger),
       ]);
-      if (!rows[0]) return null; // this id exists: started before
-      // No lock: nobody else can see the new row before this commits.
-      route = await this.steps.advance(tx, [id]);
-      return rows[0].created_at_ms;
+      // No lock: nobody else can see the new rows before this commits. Roots are routed, not fired here (see advance).
+      route = await this.steps.advance(tx, rows.map((r) => r.id), null, false);
+      return new Map(rows.map((r) => [r.id, r.created_at_ms]));
     });
     route();
-    if (createdAtMs === null) return this.getRun(id);
-    // What was just written (a run of only failing roots cannot have finished yet: nothing ran).
-    return {
-      id,
-      namespace: input.namespace,
-      name: spec.name,
-      version,
-      shard,
-      state: 'running',
-      max_in_flight: maxInFlight,
-      start_at_ms: input.startAtMs,
-      created_at_ms: createdAtMs,
-      finished_at_ms: null,
-      retries: 0,
-      steps_total: planned.length,
-      steps_succeeded: 0,
-      steps_failed: 0,
-    };
+    // Runs that existed already (a dedupe key, a retried recurring start), as they are now.
+    const existing = planned.filter((p) => !created.has(p.id)).map((p) => p.id);
+    const found = existing.length > 0 ? (await query<WorkflowRunRow>(this.deps.db, SELECT_WORKFLOW_RUNS, [[...new Set(existing)]])).rows : [];
+    const byId = new Map(found.map((r) => [r.id, r]));
+    return planned.map(({ id }) => {
+      const p = firstOf.get(id)!;
+      const createdAtMs = created.get(p.id);
+      if (createdAtMs === undefined) {
+        const run = byId.get(p.id);
+        if (!run) throw notFound(`workflow run ${p.id}`); // existed at insert, deleted since: cannot happen (runs are kept)
+        return run;
+      }
+      // What was just written (a run of only failing roots cannot have finished yet: nothing ran).
+      return {
+        id: p.id,
+        namespace: p.input.namespace,
+        name: p.spec.name,
+        version: p.version,
+        shard: p.shard,
+        state: 'running',
+        max_in_flight: p.maxInFlight,
+        start_at_ms: p.input.startAtMs,
+        created_at_ms: createdAtMs,
+        finished_at_ms: null,
+        retries: 0,
+        steps_total: p.steps.length,
+        steps_succeeded: 0,
+        steps_failed: 0,
+      };
+    });
   }
 
   /** Throws NOT_FOUND unless the definition exists (a recurring start checks it before it is made). */
@@ -182,7 +226,7 @@ export class WorkflowService {
       });
       const { rows } = await query<{ step: string }>(tx, RESET_STEPS, [id, [...fromSteps]]);
       if (rows.length === 0) throw failedPrecondition(`workflow run ${id} has nothing to re-run: every step succeeded (name steps in from_steps to run them again)`);
-      route = await this.steps.advance(tx, [id]);
+      route = await this.steps.advance(tx, [id], null, false);
       return rows.map((r) => r.step);
     });
     route();
@@ -213,10 +257,26 @@ export class WorkflowService {
   }
 
   private async resolve(input: StartInput): Promise<{ spec: WorkflowSpec; version: number }> {
-    if ('inline' in input.definition) return { spec: input.definition.inline, version: 0 };
-    const { name, version } = input.definition;
-    const { rows } = await query<{ version: number; definition: unknown }>(this.deps.db, SELECT_DEFINITION, [input.namespace, name, version]);
-    if (!rows[0]) throw notFound(version > 0 ? `workflow "${name}" version ${version}` : `workflow "${name}"`);
-    return { spec: fromStored(rows[0].definition), version: rows[0].version };
+    return (await this.resolveMany([input]))[0];
+  }
+
+  /** Each input's definition: inline as given; stored ones read once per (namespace, name, version). */
+  private async resolveMany(inputs: readonly StartInput[]): Promise<{ spec: WorkflowSpec; version: number }[]> {
+    const stored = new Map<string, Promise<{ spec: WorkflowSpec; version: number }>>();
+    const read = async (namespace: string, name: string, version: number): Promise<{ spec: WorkflowSpec; version: number }> => {
+      const { rows } = await query<{ version: number; definition: unknown }>(this.deps.db, SELECT_DEFINITION, [namespace, name, version]);
+      if (!rows[0]) throw notFound(version > 0 ? `workflow "${name}" version ${version}` : `workflow "${name}"`);
+      return { spec: fromStored(rows[0].definition), version: rows[0].version };
+    };
+    return Promise.all(
+      inputs.map((input) => {
+        const d = input.definition;
+        if ('inline' in d) return { spec: d.inline, version: 0 };
+        const key = JSON.stringify([input.namespace, d.name, d.version]);
+        let p = stored.get(key);
+        if (!p) stored.set(key, (p = read(input.namespace, d.name, d.version)));
+        return p;
+      }),
+    );
   }
 }

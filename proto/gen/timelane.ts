@@ -78,6 +78,8 @@ import type { ShardInfo as _timelane_v1_ShardInfo, ShardInfo__Output as _timelan
 import type { ShardMove as _timelane_v1_ShardMove, ShardMove__Output as _timelane_v1_ShardMove__Output } from './timelane/v1/ShardMove.js';
 import type { StartWorkflowRequest as _timelane_v1_StartWorkflowRequest, StartWorkflowRequest__Output as _timelane_v1_StartWorkflowRequest__Output } from './timelane/v1/StartWorkflowRequest.js';
 import type { StartWorkflowResponse as _timelane_v1_StartWorkflowResponse, StartWorkflowResponse__Output as _timelane_v1_StartWorkflowResponse__Output } from './timelane/v1/StartWorkflowResponse.js';
+import type { StartWorkflowsRequest as _timelane_v1_StartWorkflowsRequest, StartWorkflowsRequest__Output as _timelane_v1_StartWorkflowsRequest__Output } from './timelane/v1/StartWorkflowsRequest.js';
+import type { StartWorkflowsResponse as _timelane_v1_StartWorkflowsResponse, StartWorkflowsResponse__Output as _timelane_v1_StartWorkflowsResponse__Output } from './timelane/v1/StartWorkflowsResponse.js';
 import type { Subscribe as _timelane_v1_Subscribe, Subscribe__Output as _timelane_v1_Subscribe__Output } from './timelane/v1/Subscribe.js';
 import type { Subscribed as _timelane_v1_Subscribed, Subscribed__Output as _timelane_v1_Subscribed__Output } from './timelane/v1/Subscribed.js';
 import type { TriggerJobRequest as _timelane_v1_TriggerJobRequest, TriggerJobRequest__Output as _timelane_v1_TriggerJobRequest__Output } from './timelane/v1/TriggerJobRequest.js';
@@ -187,7 +189,10 @@ export interface ProtoGrpcType {
       ShardMove: MessageTypeDefinition<_timelane_v1_ShardMove, _timelane_v1_ShardMove__Output>
       StartWorkflowRequest: MessageTypeDefinition<_timelane_v1_StartWorkflowRequest, _timelane_v1_StartWorkflowRequest__Output>
       StartWorkflowResponse: MessageTypeDefinition<_timelane_v1_StartWorkflowResponse, _timelane_v1_StartWorkflowResponse__Output>
+      StartWorkflowsRequest: MessageTypeDefinition<_timelane_v1_StartWorkflowsRequest, _timelane_v1_StartWorkflowsRequest__Output>
+      StartWorkflowsResponse: MessageTypeDefinition<_timelane_v1_StartWorkflowsResponse, _timelane_v1_StartWorkflowsResponse__Output>
       StepState: EnumTypeDefinition
+      StepTrigger: EnumTypeDefinition
       Subscribe: MessageTypeDefinition<_timelane_v1_Subscribe, _timelane_v1_Subscribe__Output>
       Subscribed: MessageTypeDefinition<_timelane_v1_Subscribed, _timelane_v1_Subscribed__Output>
       TriggerJobRequest: MessageTypeDefinition<_timelane_v1_TriggerJobRequest, _timelane_v1_TriggerJobRequest__Output>

@@ -556,6 +556,15 @@ describe('namespaces isolate; quotas hold', () => {
     expect(mine.steps.map((st) => st.queue)).toEqual(['etl', 'etl']);
     expect((await admin.getWorkflowRun(run.id)).steps.map((st) => st.queue)).toEqual(['billing/etl', 'billing/etl']);
     expect((await billing.listWorkflowRuns({})).runs.map((r) => r.id)).toEqual([run.id]);
+    // StartWorkflows: every start acts in the caller's namespace; one naming another refuses the whole call, naming it.
+    const across = await grpcError(fraud.startWorkflows([{ definition }, { namespace: 'billing', definition }]));
+    expect(across.code).toBe(grpc.status.PERMISSION_DENIED);
+    expect(across.details).toMatch(/^starts\[1\]\.namespace: /);
+    expect((await fraud.listWorkflowRuns({})).runs).toEqual([]);
+    const [batched] = await billing.startWorkflows([{ definition, delayMs: 3_600_000 }]);
+    expect(batched.namespace).toBe('billing');
+    expect((await admin.getWorkflowRun(batched.id)).steps.map((st) => st.queue)).toEqual(['billing/etl', 'billing/etl']);
+    await notFound('GetWorkflowRun (batched)', fraud.getWorkflowRun(batched.id));
 
     // A scheduled start of billing's own workflow cannot be re-pointed at fraud's: its payload is not the caller's to set.
     await billing.putWorkflow(definition);

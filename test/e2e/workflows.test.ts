@@ -10,6 +10,9 @@
  * flight holds; a cancel stops what runs and starts nothing; a stored
  * definition keeps its version for a run already started; bad definitions
  * are refused naming the steps, write nothing, and leave the daemon serving.
+ * A child reaches its worker milliseconds after its parent's Complete (fired
+ * by the completing transaction); StartWorkflows starts many runs at once;
+ * a cleanup step (trigger all_done) runs after a failed parent.
  */
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -145,6 +148,62 @@ describe('workflows', () => {
     expect(got.get('a')?.[0].run.workflow?.parentOutputs).toEqual({});
   });
 
+  it('hands each child to its worker milliseconds after its parent\'s Complete: fired by the completing transaction itself', async () => {
+    const chain = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`s${i}`, i === 0 ? [] : [`s${i - 1}`]]));
+    const started = await client.startWorkflow({ definition: definition('handoff', chain) });
+    await waitForState(started.id, ['succeeded']);
+    const got = deliveriesOf(started.id);
+    const hops = Array.from({ length: 7 }, (_, i) => {
+      const parent = got.get(`s${i}`)?.[0].run.runId ?? '';
+      return (got.get(`s${i + 1}`)?.[0].receivedAt ?? Infinity) - (finishedAt.get(parent) ?? -Infinity);
+    }).sort((a, b) => a - b);
+    // The loader reads the window every second (--load-interval-ms) and the repair pass runs every second here:
+    // a child that waited for either would take hundreds of ms. Event-driven, a hop is a few ms (more on a loaded machine).
+    expect(hops[3], `hops ${hops.join(', ')} ms`).toBeLessThan(100);
+    expect(hops[6], `hops ${hops.join(', ')} ms`).toBeLessThan(400);
+    // Each child's run was fired (claimed) by the transaction that completed its parent: the same now().
+    const { rows } = await db.pool.query<{ step: string; claimed: Date; parent_finished: Date }>(
+      `SELECT j.workflow_step AS step, r.claimed_at AS claimed, pr.finished_at AS parent_finished
+       FROM timelane.runs r JOIN timelane.jobs j ON j.id = r.job_id
+       JOIN timelane.jobs pj ON pj.workflow_run_id = j.workflow_run_id AND pj.workflow_step = j.parent_steps[1]
+       JOIN timelane.runs pr ON pr.job_id = pj.id
+       WHERE j.workflow_run_id = $1 AND j.workflow_step <> 's0'`,
+      [started.id],
+    );
+    expect(rows).toHaveLength(7);
+    for (const r of rows) expect(r.claimed.getTime(), r.step).toBe(r.parent_finished.getTime());
+  });
+
+  it('starts many runs in one StartWorkflows call: all or none, dedupe keys answered, a bad start named', async () => {
+    await client.putWorkflow(definition('batch', { one: [], two: ['one'] }, { name: 'batched' }));
+    const runs = await client.startWorkflows([
+      { workflow: 'batched' },
+      { definition: definition('batch-inline', { solo: [] }) },
+      { workflow: 'batched', dedupeKey: 'batch-key' },
+      { workflow: 'batched', dedupeKey: 'batch-key' }, // the same key twice in one call: one run
+      { workflow: 'batched', delayMs: 500 },
+    ]);
+    expect(runs.map((r) => r.name)).toEqual(['batched', 'wf-batch-inline', 'batched', 'batched', 'batched']);
+    expect(runs[3].id).toBe(runs[2].id);
+    expect(new Set(runs.map((r) => r.id)).size).toBe(4);
+    expect(runs[4].startAtMs - runs[0].startAtMs).toBeGreaterThanOrEqual(450);
+    for (const r of runs) await waitForState(r.id, ['succeeded']);
+    expect(deliveriesOf(runs[2].id).get('one')?.length).toBe(1);
+    // A retried call (its reply lost) answers the runs its keys started, and starts nothing for them.
+    const again = await client.startWorkflows([{ workflow: 'batched', dedupeKey: 'batch-key' }]);
+    expect(again[0].id).toBe(runs[2].id);
+    expect(again[0].state).toBe('succeeded');
+    // All or none: a bad start (named) or an unknown definition refuses the whole call, and writes nothing.
+    const before = (await client.listWorkflowRuns({ name: 'batched', pageSize: 1000 })).runs.length;
+    const bad = await grpcError(client.startWorkflows([{ workflow: 'batched' }, { definition: definition('batch-bad', { a: ['a'] }) }]));
+    expect(bad.code).toBe(INVALID_ARGUMENT);
+    expect(bad.details).toMatch(/^starts\[1\]\.inline\.steps\[0\]\.after\[0\]: step "a" cannot run after itself$/);
+    const unknown = await grpcError(client.startWorkflows([{ workflow: 'batched' }, { workflow: 'no-such-workflow' }]));
+    expect(unknown.code).toBe(NOT_FOUND);
+    expect((await grpcError(client.startWorkflows([]))).details).toMatch(/^starts: must hold 1\.\.1000 starts/);
+    expect((await client.listWorkflowRuns({ name: 'batched', pageSize: 1000 })).runs.length).toBe(before);
+  });
+
   it('cascades a failure downstream, completes independent branches, and a partial re-run finishes without re-running successes', async () => {
     let broken = true;
     behaviours.set('fail', async (run) => {
@@ -194,6 +253,31 @@ describe('workflows', () => {
     await waitForState(started.id, ['succeeded']);
     expect(deliveriesOf(started.id).get('good2')?.length).toBe(2);
     expect((await grpcError(client.retryWorkflowRun(started.id))).code).toBe(FAILED_PRECONDITION); // nothing to re-run
+  });
+
+  it('runs a cleanup step (trigger all_done) after a failed parent, while the other downstream steps end upstream_failed', async () => {
+    behaviours.set('trig', async (run) => {
+      if (run.workflow?.step === 'load') throw new NonRetryableError('warehouse down');
+      return `out:${run.workflow?.step}`;
+    });
+    const def = definition('trig', { extract: [], load: ['extract'], report: ['load'], notify: ['report'] });
+    def.steps.push({ name: 'cleanup', queue: QUEUE, payload: 'trig/cleanup', after: ['load', 'report'], trigger: 'all_done', retry: { maxAttempts: 1 } });
+    const started = await client.startWorkflow({ definition: def });
+    const done = await waitForState(started.id, ['failed']);
+    expect(stateOf(done)).toEqual({ extract: 'succeeded', load: 'failed', report: 'upstream_failed', notify: 'upstream_failed', cleanup: 'succeeded' });
+    expect(done.steps.find((s) => s.name === 'cleanup')?.trigger).toBe('all_done');
+    expect(done.steps.find((s) => s.name === 'report')?.trigger).toBe('all_success');
+    const got = deliveriesOf(started.id);
+    expect(got.has('report')).toBe(false);
+    expect(got.has('notify')).toBe(false);
+    const [c] = got.get('cleanup') ?? [];
+    // After its parents ended: load's Fail came after its handler threw.
+    expect(c.receivedAt).toBeGreaterThanOrEqual(finishedAt.get(got.get('load')?.[0].run.runId ?? '') ?? Infinity);
+    expect(Object.keys(c.run.workflow?.parentOutputs ?? {}).sort()).toEqual(['load', 'report']);
+    // A trigger the daemon does not know, and an all_done root, are refused naming the step.
+    const bad = await grpcError(client.startWorkflow({ definition: { name: 'bad-trigger', steps: [{ name: 'solo', queue: QUEUE, trigger: 'all_done' }] } }));
+    expect(bad.code).toBe(INVALID_ARGUMENT);
+    expect(bad.details).toMatch(/^inline\.steps\[0\]\.trigger: step "solo" has no parents/);
   });
 
   it('keeps at most max_in_flight steps of a run running at once', async () => {
@@ -344,7 +428,9 @@ describe('workflows', () => {
 
   it('works from the CLI: start --file, get (a tree), list, cancel, retry', async () => {
     const file = path.join(tmpdir(), `pipeline-${process.pid}.json`);
-    writeFileSync(file, JSON.stringify(definition('cli', { extract: [], clean: ['extract'], load: ['clean'] }, { name: 'cli-pipeline' })));
+    const pipeline = definition('cli', { extract: [], clean: ['extract'], load: ['clean'] }, { name: 'cli-pipeline' });
+    pipeline.steps.push({ name: 'tidy', queue: QUEUE, payload: 'cli/tidy', after: ['load'], trigger: 'all_done' });
+    writeFileSync(file, JSON.stringify(pipeline));
     const cli = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
       new Promise((resolve) =>
         execFile(process.execPath, [CLI, ...args, '--address', (daemon as DaemonProcess).address], (err, stdout, stderr) =>
@@ -358,10 +444,16 @@ describe('workflows', () => {
     const got = await cli('workflow', 'get', id);
     expect(got.code, got.stderr).toBe(0);
     const lines = got.stdout.trim().split('\n');
-    expect(lines[0]).toContain(`${id}  cli-pipeline (inline)  succeeded  steps 3/3 succeeded`);
+    expect(lines[0]).toContain(`${id}  cli-pipeline (inline)  succeeded  steps 4/4 succeeded`);
     expect(lines[1].startsWith('└─ extract  succeeded  attempts 1')).toBe(true);
     expect(lines[2].startsWith('   └─ clean  succeeded')).toBe(true);
     expect(lines[3].startsWith('      └─ load  succeeded')).toBe(true);
+    expect(lines[4]).toMatch(/^ {9}└─ tidy {2}succeeded .* {2}all_done/);
+    // A trigger name the client does not know is refused before anything is sent.
+    writeFileSync(file, JSON.stringify({ ...pipeline, steps: [...pipeline.steps.slice(0, 3), { ...pipeline.steps[3], trigger: 'always' }] }));
+    const typo = await cli('workflow', 'start', '--file', file);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain('steps[3].trigger: must be "all_success" or "all_done" (got "always")');
     const list = await cli('workflow', 'list', '--name', 'cli-pipeline');
     expect(list.stdout).toContain(id);
     const retry = await cli('workflow', 'retry', id);

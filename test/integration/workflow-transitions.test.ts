@@ -10,7 +10,14 @@
  * - a transition of a started step repeated (the repair pass racing an
  *   answer): no second job for the same generation;
  * - a final Fail cascades upstream_failed and finishes the run;
- * - the claim hands the parents' outputs to the child.
+ * - the claim hands the parents' outputs to the child;
+ * - a router that may fire (it holds the shards' fences) gets the children
+ *   fired by the completing transaction itself, under its fence and only
+ *   under a fence Postgres agrees with;
+ * - trigger rules: a cleanup step (all_done) runs once every parent ended,
+ *   counting a failed parent and the all_success steps that failure made
+ *   upstream_failed, while those never run; its own failure is what its
+ *   children see; a partial re-run runs it again after its re-run parents.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Answers } from '../../daemon/dispatch/answers.js';
@@ -42,8 +49,24 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function step(name: string, after: string[] = [], maxAttempts = 1): StepSpec {
-  return { name, queue: 'wf-int', payload: Buffer.from(name), priority: 0, delivery: 'at_least_once', maxAttempts, initialBackoffMs: 10, maxBackoffMs: 10, leaseMs: 30_000, after };
+function step(name: string, after: string[] = [], maxAttempts = 1, delivery: StepSpec['delivery'] = 'at_least_once', trigger: StepSpec['trigger'] = 'all_success'): StepSpec {
+  return { name, queue: 'wf-int', payload: Buffer.from(name), priority: 0, delivery, maxAttempts, initialBackoffMs: 10, maxBackoffMs: 10, leaseMs: 30_000, after, trigger };
+}
+
+/** A cleanup step: runs once every parent ended, whatever the outcome. */
+const cleanup = (name: string, after: string[]): StepSpec => step(name, after, 1, 'at_least_once', 'all_done');
+
+/** A router that fires new step runs under these fences (one per shard), collecting what it is handed after commit. */
+function firingRouter(fence: number, delivered: FiredRunRow[]): RunRouter {
+  return new RunRouter({
+    schema: 'timelane',
+    windowMs: 30_000,
+    wallNow: Date.now,
+    owns: () => true,
+    offerLocal: () => undefined,
+    cancelLocal: () => undefined,
+    firing: { fences: () => ({ shards: [0, 1], fences: [fence, fence] }), deliver: (r) => delivered.push(r) },
+  });
 }
 
 async function start(steps: StepSpec[]): Promise<string> {
@@ -110,11 +133,11 @@ describe('workflow transitions', () => {
 
   it('starting a started step again makes no second job (the repair racing an answer)', async () => {
     const id = await start([step('only')]);
-    const again = await db.pool.query(START_READY_STEPS, [[id]]);
+    const again = await db.pool.query(START_READY_STEPS, [[id], [], [], null]);
     expect(again.rowCount).toBe(0);
     // Even with the step forced back to ready for the same generation, the unique key refuses a second job.
     await db.pool.query(`UPDATE workflow_steps SET state = 'ready', generation = generation - 1 WHERE workflow_run_id = $1`, [id]);
-    const forced = await db.pool.query(START_READY_STEPS, [[id]]);
+    const forced = await db.pool.query(START_READY_STEPS, [[id], [], [], null]);
     expect(forced.rowCount).toBe(0);
     expect(await jobsPerStep(id)).toEqual({ only: 1 });
   });
@@ -139,5 +162,90 @@ describe('workflow transitions', () => {
     await answersA.complete([delivery((await fire(id)).get('down') as FiredRunRow)]);
     expect((await workflows.getRun(id)).state).toBe('succeeded');
     expect(await jobsPerStep(id)).toEqual({ root: 1, bad: 2, down: 1, side: 1 });
+  });
+
+  it('fires the children in the completing transaction under the fence it holds, with their parents\' outputs', async () => {
+    const delivered: FiredRunRow[] = [];
+    const firing = new Answers(db.pool, firingRouter(1, delivered));
+    const id = await start([step('a'), step('b', ['a']), step('c', ['a'], 1, 'at_most_once')]);
+    await firing.complete([delivery((await fire(id)).get('a') as FiredRunRow, 'A')]);
+    // b: fired by the Complete's transaction, handed over after commit, with everything a worker receives.
+    expect(delivered.map((r) => r.workflow_step)).toEqual(['b']);
+    const b = delivered[0];
+    expect(b).toMatchObject({ status: 'fired', fence: 1, deliveries: 1, workflow_run_id: id, parent_steps: ['a'] });
+    expect(b.payload.toString()).toBe('b');
+    expect(b.parent_outputs?.map(String)).toEqual(['A']);
+    expect(b.lease_expires_at_ms).toBeGreaterThan(Date.now());
+    const { rows } = await db.pool.query<{ status: string; fence: number; deliveries: number }>(`SELECT status, fence, deliveries FROM runs WHERE id = $1`, [b.id]);
+    expect(rows[0]).toEqual({ status: 'fired', fence: 1, deliveries: 1 });
+    // c is delivered at most once: that needs the claim's record, so it is only scheduled (the fast lane claims it).
+    const rest = await fire(id);
+    expect([...rest.keys()]).toEqual(['c']);
+    expect(await firing.complete([delivery(b)])).toEqual([null]);
+    await firing.complete([delivery(rest.get('c') as FiredRunRow)]);
+    expect((await workflows.getRun(id)).state).toBe('succeeded');
+    expect(await jobsPerStep(id)).toEqual({ a: 1, b: 1, c: 1 });
+  });
+
+  it('fires nothing under a fence Postgres does not agree with: the children are only scheduled', async () => {
+    const delivered: FiredRunRow[] = [];
+    const stale = new Answers(db.pool, firingRouter(0, delivered)); // Postgres holds fence 1
+    const id = await start([step('a'), step('b', ['a'])]);
+    await stale.complete([delivery((await fire(id)).get('a') as FiredRunRow)]);
+    expect(delivered).toEqual([]);
+    const next = await fire(id);
+    expect([...next.keys()]).toEqual(['b']);
+    expect(next.get('b')?.deliveries).toBe(1);
+  });
+
+  it('runs a cleanup step (all_done) once every parent ended, whatever the outcome; all_success steps downstream of the failure never run', async () => {
+    const id = await start([
+      step('a'),
+      step('bad', ['a']),
+      step('x', ['bad']),
+      step('y', ['x']),
+      step('side', ['a']),
+      cleanup('cleanup', ['bad', 'y', 'side']),
+      step('post', ['cleanup']),
+    ]);
+    await answersA.complete([delivery((await fire(id)).get('a') as FiredRunRow, 'A')]);
+    const mid = await fire(id);
+    expect([...mid.keys()].sort()).toEqual(['bad', 'side']);
+    expect((await answersA.fail(delivery(mid.get('bad') as FiredRunRow), false, 'boom')).status).toBe('dead');
+    // x and y can never run; cleanup counts bad and y as through and still waits for side.
+    expect(await states(id)).toMatchObject({ bad: 'failed', x: 'upstream_failed', y: 'upstream_failed', side: 'running', cleanup: 'pending', post: 'pending' });
+    expect((await workflows.get(id)).steps.find((s) => s.step === 'cleanup')).toMatchObject({ trigger: 'all_done', waiting: 1 });
+    expect(await fire(id)).toEqual(new Map());
+    await answersA.complete([delivery(mid.get('side') as FiredRunRow, 'S')]);
+    const c = (await fire(id)).get('cleanup') as FiredRunRow;
+    expect(c.parent_steps).toEqual(['bad', 'side', 'y']);
+    expect(c.parent_outputs?.map(String)).toEqual(['', 'S', '']);
+    await answersA.complete([delivery(c, 'C')]);
+    await answersA.complete([delivery((await fire(id)).get('post') as FiredRunRow)]);
+    expect(await states(id)).toEqual({ a: 'succeeded', bad: 'failed', x: 'upstream_failed', y: 'upstream_failed', side: 'succeeded', cleanup: 'succeeded', post: 'succeeded' });
+    // Something failed: the run failed, though its cleanup (and what followed it) succeeded.
+    expect((await workflows.getRun(id)).state).toBe('failed');
+    expect(await jobsPerStep(id)).toEqual({ a: 1, bad: 1, side: 1, cleanup: 1, post: 1 });
+
+    // A partial re-run: the failed step, what it doomed, and the cleanup after them run again; side does not.
+    const { reset } = await workflows.retry(id, []);
+    expect(reset.sort()).toEqual(['bad', 'cleanup', 'post', 'x', 'y']);
+    for (const name of ['bad', 'x', 'y', 'cleanup', 'post']) await answersA.complete([delivery((await fire(id)).get(name) as FiredRunRow)]);
+    expect((await workflows.getRun(id)).state).toBe('succeeded');
+    expect(await jobsPerStep(id)).toEqual({ a: 1, bad: 2, x: 1, y: 1, side: 1, cleanup: 2, post: 2 });
+  });
+
+  it('a cleanup step runs after a cancelled parent, and when it fails its own children are upstream_failed', async () => {
+    const id = await start([step('a'), cleanup('cleanup', ['a']), step('after', ['cleanup']), cleanup('last', ['after'])]);
+    const a = (await fire(id)).get('a') as FiredRunRow;
+    // The step's job is cancelled (CancelJob): its worker's Fail ends it cancelled.
+    await db.pool.query(`UPDATE runs SET cancel_requested_at = now() WHERE id = $1`, [a.id]);
+    expect((await answersA.fail(delivery(a), true, 'stopped')).status).toBe('cancelled');
+    expect(await states(id)).toMatchObject({ a: 'cancelled', cleanup: 'running' });
+    expect((await answersA.fail(delivery((await fire(id)).get('cleanup') as FiredRunRow), false, 'cleanup broke')).status).toBe('dead');
+    // after (all_success) never runs; last (all_done) counts it as through and runs.
+    expect(await states(id)).toEqual({ a: 'cancelled', cleanup: 'failed', after: 'upstream_failed', last: 'running' });
+    await answersA.complete([delivery((await fire(id)).get('last') as FiredRunRow)]);
+    expect((await workflows.getRun(id)).state).toBe('failed');
   });
 });

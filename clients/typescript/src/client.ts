@@ -36,6 +36,7 @@ import type { SchedulerClient } from '../proto/gen/timelane/v1/Scheduler.js';
 import type { WorkflowsClient } from '../proto/gen/timelane/v1/Workflows.js';
 import type { PutWorkflowResponse__Output as PutWorkflowOut } from '../proto/gen/timelane/v1/PutWorkflowResponse.js';
 import type { StartWorkflowResponse__Output as StartWorkflowOut } from '../proto/gen/timelane/v1/StartWorkflowResponse.js';
+import type { StartWorkflowsResponse__Output as StartWorkflowsOut } from '../proto/gen/timelane/v1/StartWorkflowsResponse.js';
 import type { GetWorkflowRunResponse__Output as GetWorkflowRunOut } from '../proto/gen/timelane/v1/GetWorkflowRunResponse.js';
 import type { ListWorkflowRunsResponse__Output as ListWorkflowRunsOut } from '../proto/gen/timelane/v1/ListWorkflowRunsResponse.js';
 import type { RetryWorkflowRunResponse__Output as RetryWorkflowRunOut } from '../proto/gen/timelane/v1/RetryWorkflowRunResponse.js';
@@ -423,6 +424,17 @@ export class TimelaneClient {
     const req = startRequest(input);
     const res = await this.call<StartWorkflowOut>((o, cb) => this.workflows.startWorkflow(req, o, cb));
     return workflowRunInfo(res.run);
+  }
+
+  /**
+   * Starts many workflow runs in one call and one transaction (all or none;
+   * 1..1000 starts, at most 100,000 steps in all). Starts by a stored
+   * definition (`workflow`) keep the request small. One run per input, in order.
+   */
+  async startWorkflows(inputs: StartWorkflowInput[]): Promise<WorkflowRunInfo[]> {
+    const req = { starts: inputs.map(startRequest) };
+    const res = await this.call<StartWorkflowsOut>((o, cb) => this.workflows.startWorkflows(req, o, cb));
+    return res.runs.map(workflowRunInfo);
   }
 
   /**

@@ -4,12 +4,14 @@ import type { WorkflowRun__Output } from '../proto/gen/timelane/v1/WorkflowRun.j
 import type { WorkflowStepStatus__Output } from '../proto/gen/timelane/v1/WorkflowStepStatus.js';
 import type { StartWorkflowRequest } from '../proto/gen/timelane/v1/StartWorkflowRequest.js';
 import type { WorkflowRunState } from '../proto/gen/timelane/v1/WorkflowRunState.js';
+import type { StepTrigger } from '../proto/gen/timelane/v1/StepTrigger.js';
 import { int64, payloadBytes, retryToWire, whenFields } from './convert.js';
 import { recurrenceToWire } from './recurrence.js';
 import type {
   ScheduleWorkflowInput,
   StartWorkflowInput,
   StepStateName,
+  StepTriggerName,
   WorkflowDefinitionInput,
   WorkflowRunInfo,
   WorkflowRunStateName,
@@ -44,7 +46,7 @@ export function definitionToWire(d: WorkflowDefinitionInput): WorkflowDefinition
   return {
     name: d.name,
     maxInFlight: d.maxInFlight ?? 0,
-    steps: d.steps.map((s) => ({
+    steps: d.steps.map((s, i) => ({
       name: s.name,
       queue: s.queue,
       payload: payloadBytes(s.payload),
@@ -53,8 +55,19 @@ export function definitionToWire(d: WorkflowDefinitionInput): WorkflowDefinition
       delivery: s.delivery === 'at_most_once' ? 'AT_MOST_ONCE' : 'AT_LEAST_ONCE',
       retry: retryToWire(s.retry),
       leaseMs: s.leaseMs ?? 0,
+      trigger: triggerToWire(s.trigger, i),
     })),
   };
+}
+
+const TRIGGER: Record<StepTriggerName, StepTrigger> = { all_success: 'TRIGGER_ALL_SUCCESS', all_done: 'TRIGGER_ALL_DONE' };
+
+/** A step's trigger; a name that is neither is refused here (a typo must not quietly become all_success). */
+function triggerToWire(t: StepTriggerName | undefined, i: number): StepTrigger {
+  if (t === undefined) return 'STEP_TRIGGER_UNSPECIFIED';
+  const wire = TRIGGER[t] as StepTrigger | undefined;
+  if (!wire) throw new TypeError(`steps[${i}].trigger: must be "all_success" or "all_done" (got ${JSON.stringify(t)})`);
+  return wire;
 }
 
 export function startRequest(input: StartWorkflowInput): StartWorkflowRequest {
@@ -98,6 +111,7 @@ export function workflowStepInfo(s: WorkflowStepStatus__Output): WorkflowStepInf
     name: s.name,
     state: STEP_STATE[s.state] ?? 'unspecified',
     after: s.after,
+    trigger: s.trigger === 'TRIGGER_ALL_DONE' ? 'all_done' : 'all_success',
     queue: s.queue,
     generation: s.generation,
     attempts: s.attempts,

@@ -15,7 +15,15 @@ export interface WorkflowStepInput {
   delivery?: DeliveryModeName;
   retry?: RetryPolicyInput;
   leaseMs?: number;
+  /**
+   * When the step runs: `all_success` (default) once every parent succeeded
+   * (a parent that did not makes it upstream_failed); `all_done` once every
+   * parent ended, whatever the outcome (a cleanup step; needs parents).
+   */
+  trigger?: StepTriggerName;
 }
+
+export type StepTriggerName = 'all_success' | 'all_done';
 
 /** A workflow definition (also the JSON of `timelane workflow start --file`). */
 export interface WorkflowDefinitionInput {
@@ -78,6 +86,7 @@ export interface WorkflowStepInfo {
   name: string;
   state: StepStateName;
   after: string[];
+  trigger: StepTriggerName;
   queue: string;
   /** Times started (a partial re-run starts a step again). */
   generation: number;

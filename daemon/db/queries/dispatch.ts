@@ -119,7 +119,7 @@ const RECORD_ANSWERED = (sentAt: string): string =>
  * batch of deliveries in one statement. $1 run ids int8[], $2 fences int8[],
  * $3 deliveries int[], $4 shards int[], $5 hand-off times (epoch ms, null =
  * unknown) int8[]. Returns the deliveries that matched. Runs of workflow
- * steps (origin 'workflow') are left alone: COMPLETE_STEP_RUNS
+ * steps (origin 'workflow') are left alone: COMPLETE_STEPS
  * (queries/workflows.ts) completes them with their step.
  */
 export const COMPLETE_RUNS = `

@@ -2,6 +2,7 @@
 
 import type { DeliveryMode as _timelane_v1_DeliveryMode, DeliveryMode__Output as _timelane_v1_DeliveryMode__Output } from '../../timelane/v1/DeliveryMode.js';
 import type { RetryPolicy as _timelane_v1_RetryPolicy, RetryPolicy__Output as _timelane_v1_RetryPolicy__Output } from '../../timelane/v1/RetryPolicy.js';
+import type { StepTrigger as _timelane_v1_StepTrigger, StepTrigger__Output as _timelane_v1_StepTrigger__Output } from '../../timelane/v1/StepTrigger.js';
 
 export interface WorkflowStep {
   'name'?: (string);
@@ -12,6 +13,7 @@ export interface WorkflowStep {
   'retry'?: (_timelane_v1_RetryPolicy | null);
   'leaseMs'?: (number);
   'after'?: (string)[];
+  'trigger'?: (_timelane_v1_StepTrigger);
 }
 
 export interface WorkflowStep__Output {
@@ -23,4 +25,5 @@ export interface WorkflowStep__Output {
   'retry': (_timelane_v1_RetryPolicy__Output | null);
   'leaseMs': (number);
   'after': (string)[];
+  'trigger': (_timelane_v1_StepTrigger__Output);
 }

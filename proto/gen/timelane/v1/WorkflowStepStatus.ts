@@ -1,6 +1,7 @@
 // Original file: proto/timelane/v1/timelane.proto
 
 import type { StepState as _timelane_v1_StepState, StepState__Output as _timelane_v1_StepState__Output } from '../../timelane/v1/StepState.js';
+import type { StepTrigger as _timelane_v1_StepTrigger, StepTrigger__Output as _timelane_v1_StepTrigger__Output } from '../../timelane/v1/StepTrigger.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface WorkflowStepStatus {
@@ -20,6 +21,7 @@ export interface WorkflowStepStatus {
   'error'?: (string);
   'outputBytes'?: (number);
   'output'?: (Buffer | Uint8Array | string);
+  'trigger'?: (_timelane_v1_StepTrigger);
 }
 
 export interface WorkflowStepStatus__Output {
@@ -39,4 +41,5 @@ export interface WorkflowStepStatus__Output {
   'error': (string);
   'outputBytes': (number);
   'output': (Buffer);
+  'trigger': (_timelane_v1_StepTrigger__Output);
 }

@@ -14,6 +14,8 @@ import type { RetryWorkflowRunRequest as _timelane_v1_RetryWorkflowRunRequest, R
 import type { RetryWorkflowRunResponse as _timelane_v1_RetryWorkflowRunResponse, RetryWorkflowRunResponse__Output as _timelane_v1_RetryWorkflowRunResponse__Output } from '../../timelane/v1/RetryWorkflowRunResponse.js';
 import type { StartWorkflowRequest as _timelane_v1_StartWorkflowRequest, StartWorkflowRequest__Output as _timelane_v1_StartWorkflowRequest__Output } from '../../timelane/v1/StartWorkflowRequest.js';
 import type { StartWorkflowResponse as _timelane_v1_StartWorkflowResponse, StartWorkflowResponse__Output as _timelane_v1_StartWorkflowResponse__Output } from '../../timelane/v1/StartWorkflowResponse.js';
+import type { StartWorkflowsRequest as _timelane_v1_StartWorkflowsRequest, StartWorkflowsRequest__Output as _timelane_v1_StartWorkflowsRequest__Output } from '../../timelane/v1/StartWorkflowsRequest.js';
+import type { StartWorkflowsResponse as _timelane_v1_StartWorkflowsResponse, StartWorkflowsResponse__Output as _timelane_v1_StartWorkflowsResponse__Output } from '../../timelane/v1/StartWorkflowsResponse.js';
 
 export interface WorkflowsClient extends grpc.Client {
   CancelWorkflowRun(argument: _timelane_v1_CancelWorkflowRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_CancelWorkflowRunResponse__Output>): grpc.ClientUnaryCall;
@@ -70,6 +72,15 @@ export interface WorkflowsClient extends grpc.Client {
   startWorkflow(argument: _timelane_v1_StartWorkflowRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_StartWorkflowResponse__Output>): grpc.ClientUnaryCall;
   startWorkflow(argument: _timelane_v1_StartWorkflowRequest, callback: grpc.requestCallback<_timelane_v1_StartWorkflowResponse__Output>): grpc.ClientUnaryCall;
   
+  StartWorkflows(argument: _timelane_v1_StartWorkflowsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_StartWorkflowsResponse__Output>): grpc.ClientUnaryCall;
+  StartWorkflows(argument: _timelane_v1_StartWorkflowsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_StartWorkflowsResponse__Output>): grpc.ClientUnaryCall;
+  StartWorkflows(argument: _timelane_v1_StartWorkflowsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_StartWorkflowsResponse__Output>): grpc.ClientUnaryCall;
+  StartWorkflows(argument: _timelane_v1_StartWorkflowsRequest, callback: grpc.requestCallback<_timelane_v1_StartWorkflowsResponse__Output>): grpc.ClientUnaryCall;
+  startWorkflows(argument: _timelane_v1_StartWorkflowsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_StartWorkflowsResponse__Output>): grpc.ClientUnaryCall;
+  startWorkflows(argument: _timelane_v1_StartWorkflowsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_StartWorkflowsResponse__Output>): grpc.ClientUnaryCall;
+  startWorkflows(argument: _timelane_v1_StartWorkflowsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_StartWorkflowsResponse__Output>): grpc.ClientUnaryCall;
+  startWorkflows(argument: _timelane_v1_StartWorkflowsRequest, callback: grpc.requestCallback<_timelane_v1_StartWorkflowsResponse__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface WorkflowsHandlers extends grpc.UntypedServiceImplementation {
@@ -85,6 +96,8 @@ export interface WorkflowsHandlers extends grpc.UntypedServiceImplementation {
   
   StartWorkflow: grpc.handleUnaryCall<_timelane_v1_StartWorkflowRequest__Output, _timelane_v1_StartWorkflowResponse>;
   
+  StartWorkflows: grpc.handleUnaryCall<_timelane_v1_StartWorkflowsRequest__Output, _timelane_v1_StartWorkflowsResponse>;
+  
 }
 
 export interface WorkflowsDefinition extends grpc.ServiceDefinition {
@@ -94,4 +107,5 @@ export interface WorkflowsDefinition extends grpc.ServiceDefinition {
   PutWorkflow: MethodDefinition<_timelane_v1_PutWorkflowRequest, _timelane_v1_PutWorkflowResponse, _timelane_v1_PutWorkflowRequest__Output, _timelane_v1_PutWorkflowResponse__Output>
   RetryWorkflowRun: MethodDefinition<_timelane_v1_RetryWorkflowRunRequest, _timelane_v1_RetryWorkflowRunResponse, _timelane_v1_RetryWorkflowRunRequest__Output, _timelane_v1_RetryWorkflowRunResponse__Output>
   StartWorkflow: MethodDefinition<_timelane_v1_StartWorkflowRequest, _timelane_v1_StartWorkflowResponse, _timelane_v1_StartWorkflowRequest__Output, _timelane_v1_StartWorkflowResponse__Output>
+  StartWorkflows: MethodDefinition<_timelane_v1_StartWorkflowsRequest, _timelane_v1_StartWorkflowsResponse, _timelane_v1_StartWorkflowsRequest__Output, _timelane_v1_StartWorkflowsResponse__Output>
 }
