@@ -394,7 +394,8 @@ function identityOf(run: FiredRunRow, sentAtMs: number, permit: boolean): Delive
     deliveries: run.deliveries,
     sentAtMs,
     recorded: false,
-    step: run.workflow_run_id != null,
+    // A step's own run (origin 'workflow'); a replay of one (origin 'replay') is completed like any run.
+    step: run.origin === 'workflow',
   };
 }
 

@@ -280,6 +280,27 @@ describe('workflows', () => {
     expect(bad.details).toMatch(/^inline\.steps\[0\]\.trigger: step "solo" has no parents/);
   });
 
+  it('a dead step run replayed with ReplayRuns is completed by its worker, once (not refused as a step answer)', async () => {
+    let broken = true;
+    behaviours.set('rep', async () => {
+      if (broken) throw new NonRetryableError('bad input');
+      return 'fixed';
+    });
+    const started = await client.startWorkflow({ definition: definition('rep', { only: [] }) });
+    await waitForState(started.id, ['failed']);
+    const dead = deliveriesOf(started.id).get('only')![0].run.runId;
+    expect(await waitUntil(async () => (await client.getRun(dead)).status === 'dead', 5_000)).toBe(true);
+    broken = false;
+    const { replayed } = await client.replayRuns({ runIds: [dead] });
+    expect(replayed).toHaveLength(1);
+    const id = replayed[0].newRunId;
+    const done = await waitUntil(async () => (await client.getRun(id)).status === 'completed', 10_000, 50);
+    const run = await client.getRun(id);
+    expect(done, `replayed run ${id} is ${run.status} after ${run.deliveries} deliveries`).toBe(true);
+    expect(run).toMatchObject({ origin: 'replay', replayOf: dead, deliveries: 1 });
+    expect(worker.recorder.count(id)).toBe(1);
+  });
+
   it('keeps at most max_in_flight steps of a run running at once', async () => {
     let active = 0;
     let peak = 0;
