@@ -22,9 +22,11 @@ const BACKFILL_SLICES = 20;
 /**
  * Backfills (from, to] with progress: counts the range first (a dry run,
  * refused whole if it holds more than `max`), then makes it in consecutive
- * time slices, oldest first — so the runs still fire in order. Each
- * occurrence is made at most once, so a repeat after an interruption only
- * makes what is missing.
+ * time slices, oldest first. Each slice's runs are due 1 ms apart from the
+ * moment it is made, so a large range's slices may overlap by some ms: the
+ * order holds within a slice, roughly across them (one BackfillJob call —
+ * the client's backfillJob — keeps it strictly). Each occurrence is made at
+ * most once, so a repeat after an interruption only makes what is missing.
  */
 async function backfillWithProgress(client: TimelaneClient, jobId: string, from: number, to: number, max: number | undefined, quiet: boolean): Promise<BackfillResult> {
   const { occurrences } = await client.backfillJob(jobId, { from, to, maxRuns: max, dryRun: true });

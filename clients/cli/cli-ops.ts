@@ -156,11 +156,15 @@ export async function watchMoves(client: TimelaneClient, moves: readonly ShardMo
   const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {
-      const owners = new Map((await client.listShards()).map((s) => [s.shard, s.owner]));
-      const pending = moves.filter((m) => owners.get(m.shard) !== m.toMember);
-      const waiting = pending.slice(0, 8).map((m) => m.shard).join(',') + (pending.length > 8 ? ',…' : '');
-      bar.update(moves.length - pending.length, moves.length, pending.length ? `moves landed; waiting for shard${pending.length === 1 ? '' : 's'} ${waiting}` : 'moves landed');
-      if (pending.length === 0) return true;
+      // The moves were accepted: a failed look (a member restarting) is tried again, not an error.
+      const shards = await client.listShards().catch(() => null);
+      if (shards) {
+        const owners = new Map(shards.map((s) => [s.shard, s.owner]));
+        const pending = moves.filter((m) => owners.get(m.shard) !== m.toMember);
+        const waiting = pending.slice(0, 8).map((m) => m.shard).join(',') + (pending.length > 8 ? ',…' : '');
+        bar.update(moves.length - pending.length, moves.length, pending.length ? `moves landed; waiting for shard${pending.length === 1 ? '' : 's'} ${waiting}` : 'moves landed');
+        if (pending.length === 0) return true;
+      }
       if (Date.now() >= deadline) return false;
       await new Promise((r) => setTimeout(r, WATCH_EVERY_MS));
     }
@@ -197,7 +201,7 @@ export const defaultOpsActions: OpsActions = {
     withClient(opts, async (client) => {
       const verb = opts.undo ? 'undrain' : 'drain';
       const started = await client.drainMember(member, { undo: opts.undo, timeoutMs: START_WAIT_MS });
-      const completed = await watchMoves(client, started.moves, opts.timeoutMs ?? DEFAULT_MOVES_TIMEOUT_MS, progress(`${verb} ${member}`, { quiet: opts.json }));
+      const completed = await watchMoves(client, started.moves, opts.timeoutMs || DEFAULT_MOVES_TIMEOUT_MS, progress(`${verb} ${member}`, { quiet: opts.json }));
       const res = { ...started, completed };
       if (opts.json) out(toJson(res));
       else {
@@ -212,7 +216,7 @@ export const defaultOpsActions: OpsActions = {
     withClient(opts, async (client) => {
       const started = await client.rebalance({ dryRun: opts.dryRun, timeoutMs: START_WAIT_MS });
       const completed =
-        started.executed && (await watchMoves(client, started.moves, opts.timeoutMs ?? DEFAULT_MOVES_TIMEOUT_MS, progress('rebalance', { quiet: opts.json })));
+        started.executed && (await watchMoves(client, started.moves, opts.timeoutMs || DEFAULT_MOVES_TIMEOUT_MS, progress('rebalance', { quiet: opts.json })));
       const res = { ...started, completed };
       if (opts.json) out(toJson(res));
       else {

@@ -14,9 +14,11 @@
  * Runs of workflow steps (origin 'workflow') take the workflow path: their
  * Complete (with its output) and their final Fail commit in one transaction
  * with the step's transition and the start of the children it made ready
- * (daemon/workflows/step-transitions.ts). Other runs pay nothing for it:
- * COMPLETE_RUNS leaves step runs alone, and only the deliveries it did not
- * match go on to the workflow path (then, if still unmatched, are refused).
+ * (daemon/workflows/step-transitions.ts). A Complete of a run this daemon
+ * handed out as a step goes there at once; other Completes go through
+ * COMPLETE_RUNS (which leaves step runs alone), and only the deliveries it
+ * did not match go on to the workflow path (then, if still unmatched, are
+ * refused). A replayed step run (origin 'replay') is an ordinary run.
  */
 import type { Db, Queryable } from '../db/pool.js';
 import { query, transaction } from '../db/pool.js';

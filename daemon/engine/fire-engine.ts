@@ -7,6 +7,10 @@
  *        ──at due──▶ delivery hub ──RunBatch──▶ worker streams ──answers──▶ Answers
  *                    (dispatch/delivery-hub)                   (dispatch/answers)
  *
+ * A workflow step's Complete shortcuts the middle: its transaction fires the
+ * children it made ready on our shards (fenced, as a claim is) and hands them
+ * to the release gate on commit (router `firing`, workflows/step-transitions).
+ *
  * plus the materialiser (recurring jobs' next occurrences made into runs
  * ahead of time, and buffered runs started), the workflow repair pass (the
  * safety net under workflow steps' event-driven dispatch), the redelivery reaper (expired
@@ -125,6 +129,8 @@ export class FireEngine {
         fences: () => (this.firing ? validFences(fences) : { shards: [], fences: [] }),
         deliver: (run) => {
           metrics.fired.inc();
+          // Fired by the transaction that made it: this is its claim (and its trace's start).
+          tracing?.claimed(run, false);
           this.gate.admit(run);
         },
       },

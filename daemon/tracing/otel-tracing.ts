@@ -9,9 +9,12 @@
  * the SDK's, from OTEL_TRACES_SAMPLER (default parentbased_always_on): a run
  * whose client's span was not sampled records no span here either.
  *
- * A stream's tracing keeps, per run in flight on the stream, the run's
- * context (for the answer's span) and, per answer not yet acked, its span:
- * both bounded by the stream's credit, both dropped when the stream ends.
+ * A stream's tracing keeps, per run handed out on the stream, the run's
+ * context (for the answer's span) until the run is answered there, and per
+ * answer not yet acked, its span; both are dropped when the stream ends. A
+ * run never answered on the stream (redelivered elsewhere after its lease)
+ * keeps its entry until then: a long-lived stream whose runs keep timing
+ * out grows by one small entry per such run.
  */
 import {
   DiagLogLevel,

@@ -7,10 +7,10 @@
  *
  * Step states (one row per workflow run × step, workflow_steps.state):
  *
- *            all parents succeeded              its run completed
+ *            its trigger holds (see below)      its run completed
  *   pending ─────────────────────▶ ready ──start──▶ running ───────────▶ succeeded
  *      │                             │   (within      │   │ its run dead (retries
- *      │ a parent failed             │    the limit)  │   │ exhausted / not retryable)
+ *      │ a parent failed (all_success)│    the limit)  │   │ exhausted / not retryable)
  *      ├──────────────┬──────────────┘                │   └────────────▶ failed
  *      ▼              │ CancelWorkflowRun             │ its run cancelled,
  *   upstream_failed   └──────────────▶ cancelled ◀────┘ or CancelWorkflowRun
@@ -20,8 +20,14 @@
  * everything downstream of them; the next start is a new generation (a new
  * job, unique per (workflow run, step, generation)).
  *
- * Invariants: a step starts only when every parent succeeded (`waiting`
- * reaches 0 in the statement that records the last parent's success); a
+ * A step's trigger (migration 0010): `all_success` (default) holds when
+ * every parent succeeded — a parent that failed, was cancelled or was
+ * itself doomed makes the step upstream_failed; `all_done` holds when every
+ * parent ended, whatever the outcome (a cleanup step: never
+ * upstream_failed, and the cascade stops at it).
+ *
+ * Invariants: a step starts only when its trigger holds (`waiting` reaches
+ * 0 in the statement that records the last parent through); a
  * step's generation is started at most once (the ready → running update is
  * conditional and the job is unique); at most `max_in_flight` steps of a
  * run are running (the run's row is locked by every transaction that

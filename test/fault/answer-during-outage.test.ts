@@ -35,7 +35,7 @@ describe('fault: answers written while Postgres is down', () => {
     });
     client = openClient(daemon.address, 5_000);
     expect(await waitForOwnedShards(client, SHARDS)).toBe(true);
-    // Half the runs complete, half fail (retryable: a retry run is made once recorded).
+    // Half the runs complete, half fail (one attempt each: a recorded Fail makes the run dead).
     worker = collectRuns({
       address: daemon.address,
       queues: [queue],

@@ -11,8 +11,10 @@
  * - `schedule` / `scheduleBatch` / `scheduleRecurring` inside an active span:
  *   a CLIENT span (`timelane.schedule <queue>`, `timelane.schedule_batch`)
  *   whose context goes in the call's gRPC metadata; the daemon stores it on
- *   the runs it makes. Outside a span nothing is sent: the library joins the
- *   app's traces, it does not start its own.
+ *   the one-shot runs it makes (a recurring job stores none: each of its
+ *   occurrences starts a trace of its own at its claim). Outside a span
+ *   nothing is sent: the library joins the app's traces, it does not start
+ *   its own.
  * - a worker runs each handler inside a CONSUMER span (`timelane.run
  *   <queue>`) whose parent is the context the delivered run carries (a new
  *   trace when it carries none), and which is active while the handler runs,

@@ -156,7 +156,8 @@ WITH runs_out AS (
   WHERE job_id = $1 AND status = 'fired' AND cancel_requested_at IS NULL
   RETURNING id, shard
 ), job_out AS (
-  UPDATE jobs SET status = 'cancelled', updated_at = now()
+  -- next_fire_at cleared: a cancelled job leaves the materialiser's index (jobs_next_fire, migration 0011).
+  UPDATE jobs SET status = 'cancelled', next_fire_at = NULL, updated_at = now()
   WHERE id = $1 AND status IN ('active', 'paused')
     AND (kind <> 'once' OR EXISTS (SELECT 1 FROM runs_out) OR EXISTS (SELECT 1 FROM stopping))
   RETURNING id
