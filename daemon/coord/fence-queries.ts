@@ -57,3 +57,28 @@ export const RELEASE_SHARD = `
 UPDATE shards SET owner = NULL, lease_expires_at = NULL
  WHERE shard = $1 AND fence = $2
 RETURNING fence`;
+
+/**
+ * heldShard — SQL predicate for every fenced statement: the shard in `col` is
+ * one of ours (`shards`, an int[] parameter) and its fence in Postgres is
+ * still the one we hold (`fences`, int8[], parallel). The matching shard rows
+ * are locked FOR SHARE until the transaction ends: a fence bump (a takeover)
+ * waits for the statement, and a statement behind a bump re-checks and
+ * matches nothing (I-1; Temporal's txExecuteShardLocked).
+ *
+ * An uncorrelated `= ANY(ARRAY(…))` is an InitPlan, run once per statement.
+ * Joined as a row source instead (`FROM (…) f`), it was estimated at one row
+ * and drove a nested loop: a claim of 2,000 runs on 64 shards read its runs
+ * 64 times (548k buffers, 600 ms; 54k, 166 ms as an InitPlan).
+ */
+export function heldShard(col: string, shards: string, fences: string): string {
+  return `${col} = ANY(ARRAY(
+    SELECT s.shard FROM shards s JOIN unnest(${shards}::int[], ${fences}::int8[]) AS held(shard, fence)
+      ON s.shard = held.shard AND s.fence = held.fence
+    FOR SHARE OF s))`;
+}
+
+/** fenceOf — SQL expression: the fence we hold for the shard in `col` (one of `shards`), as the statement stamps it on a run. */
+export function fenceOf(col: string, shards: string, fences: string): string {
+  return `(${fences}::int8[])[array_position(${shards}::int[], ${col})]`;
+}

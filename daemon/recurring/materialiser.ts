@@ -14,8 +14,8 @@
  *
  * A job is taken once its next occurrence is within half the window and made
  * up to the whole window (hysteresis: frequent jobs are touched every W/2,
- * not every pass). A pass takes batches until no job is due, within a time
- * budget.
+ * not every pass). A batch takes the earliest due jobs of every shard (a
+ * quota each); a pass takes batches until no job is due, within a time budget.
  *
  * States: stopped → running (start: a pass every `intervalMs`, and at once on
  * kick) → stopped. Passes never overlap.
@@ -44,7 +44,7 @@ export interface MaterialiserDeps {
   lateToleranceMs: number;
 }
 
-/** Jobs per transaction. */
+/** Jobs per transaction, shared out evenly over the owned shards (each shard's earliest first). */
 const JOBS_PER_BATCH = 500;
 /** A pass takes batches until no job is due, or for this long (the next pass goes on). */
 const PASS_BUDGET_MS = 2_000;
@@ -76,7 +76,7 @@ export class Materialiser {
   async pass(): Promise<void> {
     const until = performance.now() + PASS_BUDGET_MS;
     while (!this.passes.stopped && performance.now() < until) {
-      if ((await this.batch()) < JOBS_PER_BATCH) break;
+      if ((await this.batch()) === 0) break;
     }
     await this.promoteBuffered();
   }
@@ -100,7 +100,8 @@ export class Materialiser {
       // then fell far behind: bench/README.md, "Recurring jobs".)
       const horizon = this.deps.router.horizon();
       const lowWater = now + (horizon - now) / 2;
-      const { rows } = await query<DueRecurringRow>(tx, SELECT_DUE_RECURRING, [JOBS_PER_BATCH, plainArray(shards), plainArray(fences), Math.floor(lowWater)]);
+      const perShard = Math.ceil(JOBS_PER_BATCH / shards.length);
+      const { rows } = await query<DueRecurringRow>(tx, SELECT_DUE_RECURRING, [perShard, plainArray(shards), plainArray(fences), Math.floor(lowWater)]);
       if (rows.length === 0) return 0;
       const toMake: OccurrenceToMake[] = [];
       const plans: Plan[] = [];

@@ -1,4 +1,6 @@
+import { fenceOf, heldShard } from '../../coord/fence-queries.js';
 import { RUN_COLUMNS } from './columns.js';
+import { deliveryBatch, IS_CURRENT_DELIVERY, IS_HIT } from './delivery-batch.js';
 import { NO_OVERLAP } from './recurring.js';
 
 /*
@@ -14,11 +16,10 @@ import { NO_OVERLAP } from './recurring.js';
 const FIRED_COLUMNS = `${RUN_COLUMNS}, r.checkpoint, r.traceparent, r.tracestate, j.payload, j.namespace AS job_namespace, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms,
   j.workflow_run_id, j.workflow_step, j.parent_steps, j.parent_outputs`;
 
-/** Owned shards whose fence still matches, row-locked for the statement. $2 shards int[], $3 fences int8[]. */
-const FENCED_SHARDS = `(
-  SELECT s.shard, s.fence FROM shards s
-  JOIN unnest($2::int[], $3::int8[]) AS o(shard, fence) ON s.shard = o.shard AND s.fence = o.fence
-  FOR SHARE OF s)`;
+/** The run's shard is held at our fence (row-locked for the transaction). $2 shards int[], $3 fences int8[]. */
+const HELD = heldShard('r.shard', '$2', '$3');
+/** Our fence for the run's shard. */
+const OUR_FENCE = fenceOf('r.shard', '$2', '$3');
 
 /**
  * claimRuns — fire due runs. $1 run ids int8[], $2 shards int[], $3 their
@@ -34,10 +35,10 @@ const FENCED_SHARDS = `(
  */
 export const CLAIM_RUNS = `
 UPDATE runs r SET status = 'fired', claimed_at = to_timestamp($4::int8 / 1000.0), fired_at = NULL, lag_ms = NULL,
-  fence = f.fence, deliveries = r.deliveries + 1,
+  fence = ${OUR_FENCE}, deliveries = r.deliveries + 1,
   lease_expires_at = CASE WHEN j.delivery = 'at_most_once' THEN NULL ELSE now() + j.lease_ms * interval '1 millisecond' END
-FROM ${FENCED_SHARDS} f, jobs j
-WHERE r.id = ANY($1::int8[]) AND r.status = 'scheduled' AND r.shard = ANY($2::int[]) AND r.shard = f.shard
+FROM jobs j
+WHERE r.id = ANY($1::int8[]) AND r.status = 'scheduled' AND r.shard = ANY($2::int[]) AND ${HELD}
   AND r.due_at <= to_timestamp(($4::int8 + $5::int8) / 1000.0) AND j.id = r.job_id AND j.shard = r.shard
   AND ${NO_OVERLAP}
 RETURNING ${FIRED_COLUMNS}`;
@@ -52,9 +53,8 @@ RETURNING ${FIRED_COLUMNS}`;
 export const CLAIMED_IN_DOUBT = `
 SELECT ${FIRED_COLUMNS}
 FROM runs r JOIN unnest($1::int8[], $4::int8[]) AS d(id, at_ms) ON r.id = d.id
-JOIN ${FENCED_SHARDS} f ON r.shard = f.shard
 JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard
-WHERE r.shard = ANY($2::int[]) AND r.status = 'fired' AND r.fence = f.fence AND r.fired_at IS NULL
+WHERE r.shard = ANY($2::int[]) AND ${HELD} AND r.status = 'fired' AND r.fence = ${OUR_FENCE} AND r.fired_at IS NULL
   AND r.cancel_requested_at IS NULL AND r.claimed_at = to_timestamp(d.at_ms / 1000.0)`;
 
 /**
@@ -71,10 +71,10 @@ WITH expired AS MATERIALIZED (
   SELECT id FROM runs WHERE shard = ANY($2::int[]) AND status = 'fired'
     AND lease_expires_at IS NOT NULL AND lease_expires_at < now() AND cancel_requested_at IS NULL
   ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-UPDATE runs r SET fence = f.fence, deliveries = r.deliveries + 1, claimed_at = now(), fired_at = NULL, lag_ms = NULL,
+UPDATE runs r SET fence = ${OUR_FENCE}, deliveries = r.deliveries + 1, claimed_at = now(), fired_at = NULL, lag_ms = NULL,
   lease_expires_at = now() + j.lease_ms * interval '1 millisecond'
-FROM expired e, ${FENCED_SHARDS} f, jobs j
-WHERE r.id = e.id AND r.status = 'fired' AND r.shard = ANY($2::int[]) AND r.shard = f.shard AND j.id = r.job_id AND j.shard = r.shard
+FROM expired e, jobs j
+WHERE r.id = e.id AND r.status = 'fired' AND r.shard = ANY($2::int[]) AND ${HELD} AND j.id = r.job_id AND j.shard = r.shard
 RETURNING ${FIRED_COLUMNS}`;
 
 /**
@@ -86,9 +86,8 @@ RETURNING ${FIRED_COLUMNS}`;
  */
 export const EXPIRE_CANCELLED = `
 UPDATE runs r SET status = 'cancelled', finished_at = now(), lease_expires_at = NULL
-FROM (SELECT s.shard FROM shards s JOIN unnest($1::int[], $2::int8[]) AS o(shard, fence) ON s.shard = o.shard AND s.fence = o.fence
-      FOR SHARE OF s) f, jobs j
-WHERE r.shard = ANY($1::int[]) AND r.shard = f.shard AND r.status = 'fired' AND r.cancel_requested_at IS NOT NULL
+FROM jobs j
+WHERE r.shard = ANY($1::int[]) AND ${heldShard('r.shard', '$1', '$2')} AND r.status = 'fired' AND r.cancel_requested_at IS NOT NULL
   AND j.id = r.job_id AND j.shard = r.shard
   AND ((r.lease_expires_at IS NOT NULL AND r.lease_expires_at < now())
        OR (r.lease_expires_at IS NULL AND r.cancel_requested_at < now() - j.lease_ms * interval '1 millisecond'))
@@ -123,11 +122,10 @@ const RECORD_ANSWERED = (sentAt: string): string =>
  * (queries/workflows.ts) completes them with their step.
  */
 export const COMPLETE_RUNS = `
-WITH d AS (SELECT * FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[]) AS d(id, fence, deliveries, shard, sent_at)),
+WITH ${deliveryBatch(`${IS_CURRENT_DELIVERY} AND r.origin IS DISTINCT FROM 'workflow'`)},
 run_out AS (
   UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL, ${RECORD_ANSWERED('d.sent_at')}
-  FROM d WHERE r.id = d.id AND r.shard = ANY($4::int[]) AND r.shard = d.shard
-    AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries AND r.origin IS DISTINCT FROM 'workflow'
+  FROM hit d WHERE ${IS_HIT}
   RETURNING r.id, r.job_id, r.shard, d.fence, d.deliveries
 ), job_out AS (
   UPDATE jobs SET status = 'completed', updated_at = now()
@@ -199,10 +197,9 @@ RETURNING (extract(epoch FROM r.lease_expires_at) * 1000)::int8 AS lease_expires
  * $1 run ids, $2 fences, $3 deliveries, $4 shards int[], $5 hand-off times int8[].
  */
 export const EXPIRE_DELIVERIES = `
+WITH ${deliveryBatch(IS_CURRENT_DELIVERY)}
 UPDATE runs r SET lease_expires_at = CASE WHEN r.lease_expires_at IS NULL THEN NULL ELSE now() END, ${RECORD_FIRED('d.sent_at')}
-FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[]) AS d(id, fence, deliveries, shard, sent_at)
-WHERE r.id = d.id AND r.shard = ANY($4::int[]) AND r.shard = d.shard
-  AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries`;
+FROM hit d WHERE ${IS_HIT}`;
 
 /**
  * recordHandOffs — deliveries handed to a worker stream over a second ago and
@@ -210,10 +207,9 @@ WHERE r.id = d.id AND r.shard = ANY($4::int[]) AND r.shard = d.shard
  * $1 run ids, $2 fences, $3 deliveries, $4 shards int[], $5 hand-off times int8[].
  */
 export const RECORD_HAND_OFFS = `
+WITH ${deliveryBatch('r.fence = d.fence AND r.deliveries = d.deliveries AND r.fired_at IS NULL')}
 UPDATE runs r SET ${RECORD_FIRED('d.sent_at')}
-FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[]) AS d(id, fence, deliveries, shard, sent_at)
-WHERE r.id = d.id AND r.shard = ANY($4::int[]) AND r.shard = d.shard
-  AND r.fence = d.fence AND r.deliveries = d.deliveries AND r.fired_at IS NULL`;
+FROM hit d WHERE ${IS_HIT}`;
 
 /** describeDelivery — why an answer was refused. $1 run id, $2 shard. */
 export const DESCRIBE_DELIVERY = `SELECT r.status, r.fence, r.deliveries FROM runs r WHERE r.id = $1 AND r.shard = $2`;

@@ -1,3 +1,4 @@
+import { heldShard } from '../../coord/fence-queries.js';
 import { JOB_COLUMNS, RUN_COLUMNS } from './columns.js';
 
 /*
@@ -7,11 +8,6 @@ import { JOB_COLUMNS, RUN_COLUMNS } from './columns.js';
  * `origin` (never NULL), which is how these statements tell them apart.
  */
 
-/** Fenced shards, row-locked for the statement. $2 shards int[], $3 fences int8[] (as in dispatch.ts). */
-const FENCED_SHARDS = `(
-  SELECT s.shard, s.fence FROM shards s
-  JOIN unnest($2::int[], $3::int8[]) AS o(shard, fence) ON s.shard = o.shard AND s.fence = o.fence
-  FOR SHARE OF s)`;
 
 /**
  * A run of the job `o` is running: fired (handed out, unanswered) or a
@@ -113,20 +109,29 @@ export interface DueRecurringRow {
 
 /**
  * selectDueRecurring — active recurring jobs of our fenced shards whose next
- * occurrence is due by $4 (epoch ms), at most $1, locked for this pass (a
- * concurrent pass or verb skips them: next time). No ORDER BY: with several
- * shards it cannot follow the index, and sorting every due job to keep $1
- * (98,000 per-minute jobs due at once) cost 200 ms a batch; the pass takes
- * batches until none is left. The shard rows stay locked FOR SHARE until
- * commit: the pass is fenced. $2 shards, $3 fences.
+ * occurrence is due by $4 (epoch ms): per shard, the $1 earliest, locked for
+ * this pass (a concurrent pass or verb skips them: next time). The shard rows
+ * stay locked FOR SHARE until commit: the pass is fenced. $2 shards, $3 fences.
+ *
+ * Per shard through LATERAL, in `jobs_next_fire` order: a plain index scan,
+ * which marks the index entries of dead job versions as dead as it passes
+ * (every pass leaves one per job it advances). The bitmap scan this replaced
+ * (one scan for all shards, no ORDER BY) never does: with 100,000 jobs it
+ * visited 37,000 heap pages to return 500 live rows, 100–170 ms a batch.
+ * A quota per shard keeps every shard's earliest jobs in every batch.
  */
 export const SELECT_DUE_RECURRING = `
-SELECT j.id, j.shard, j.recurrence, (extract(epoch FROM j.next_fire_at) * 1000)::int8 AS next_fire_at_ms, j.occurrences
-FROM jobs j JOIN ${FENCED_SHARDS} f ON j.shard = f.shard
-WHERE j.shard = ANY($2::int[]) AND j.status = 'active' AND j.next_fire_at IS NOT NULL
-  AND j.next_fire_at <= to_timestamp($4::int8 / 1000.0)
-LIMIT $1
-FOR UPDATE OF j SKIP LOCKED`;
+SELECT j.id, j.shard, j.recurrence, j.next_fire_at_ms, j.occurrences
+FROM unnest($2::int[]) AS o(shard)
+CROSS JOIN LATERAL (
+  SELECT j.id, j.shard, j.recurrence, (extract(epoch FROM j.next_fire_at) * 1000)::int8 AS next_fire_at_ms, j.occurrences
+  FROM jobs j
+  WHERE j.shard = o.shard AND j.shard = ANY($2::int[]) AND j.next_fire_at IS NOT NULL AND j.next_fire_at <= to_timestamp($4::int8 / 1000.0)
+    AND j.status = 'active'
+  ORDER BY j.next_fire_at
+  LIMIT $1
+  FOR UPDATE OF j SKIP LOCKED) j
+WHERE ${heldShard('o.shard', '$2', '$3')}`;
 
 /**
  * advanceJobs — record passes: next occurrence, occurrences made, misses. The
@@ -161,8 +166,8 @@ UPDATE runs r SET status = CASE
       THEN 'buffered'
     ELSE 'skipped' END,
   finished_at = CASE WHEN j.overlap = 'skip' THEN now() END
-FROM ${FENCED_SHARDS} f, jobs j
-WHERE r.id = ANY($1::int8[]) AND r.shard = ANY($2::int[]) AND r.shard = f.shard AND r.status = 'scheduled'
+FROM jobs j
+WHERE r.id = ANY($1::int8[]) AND r.shard = ANY($2::int[]) AND ${heldShard('r.shard', '$2', '$3')} AND r.status = 'scheduled'
   AND j.id = r.job_id AND j.shard = r.shard AND NOT ${NO_OVERLAP}
 RETURNING r.id, r.status, j.overlap`;
 
@@ -207,8 +212,8 @@ WITH next AS MATERIALIZED (
   ORDER BY b.job_id, coalesce(b.nominal_at, b.due_at), b.id
   LIMIT $1)
 UPDATE runs r SET status = 'scheduled' -- due_at stays: it was due already, and its wait is its lateness
-FROM next n, ${FENCED_SHARDS} f
-WHERE r.id = n.id AND r.shard = ANY($2::int[]) AND r.status = 'buffered' AND r.shard = f.shard
+FROM next n
+WHERE r.id = n.id AND r.shard = ANY($2::int[]) AND r.status = 'buffered' AND ${heldShard('r.shard', '$2', '$3')}
 ${OCCURRENCE_RETURNING('r.')}`;
 
 /** lockJob — a job, locked for a verb's transaction. $1 job id. */

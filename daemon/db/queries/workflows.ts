@@ -12,7 +12,9 @@
  * steps it starts (START_READY_STEPS).
  */
 
+import { heldShard } from '../../coord/fence-queries.js';
 import type { FiredRunRow } from './columns.js';
+import { deliveryBatch, IS_CURRENT_DELIVERY, IS_HIT } from './delivery-batch.js';
 import type { StepTrigger } from '../../workflows/definition.js';
 
 const ms = (col: string): string => `(extract(epoch FROM ${col}) * 1000)::int8`;
@@ -136,14 +138,13 @@ const FAN_IN = `released AS (
  * candidates.
  */
 export const COMPLETE_STEPS = `
-WITH d AS (SELECT * FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[], $6::bytea[]) AS d(id, fence, deliveries, shard, sent_at, output)),
+WITH ${deliveryBatch(`${IS_CURRENT_DELIVERY} AND r.origin = 'workflow'`, { arrays: ', $6::bytea[]', columns: ', output' })},
 run_out AS (
   UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL,
     fired_at = coalesce(r.fired_at, to_timestamp(d.sent_at::int8 / 1000.0), greatest(r.claimed_at, r.due_at)),
     lag_ms = coalesce(r.lag_ms, d.sent_at::int8 - extract(epoch FROM r.due_at) * 1000,
       greatest(0, (extract(epoch FROM r.claimed_at) - extract(epoch FROM r.due_at)) * 1000))
-  FROM d WHERE r.id = d.id AND r.shard = ANY($4::int[]) AND r.shard = d.shard AND r.origin = 'workflow'
-    AND r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries
+  FROM hit d WHERE ${IS_HIT}
   RETURNING r.id, r.job_id, r.shard, d.fence, d.deliveries, d.output
 ), job_out AS (
   UPDATE jobs SET status = 'completed', updated_at = now()
@@ -406,12 +407,6 @@ RETURNING s.step`;
 
 // ------------------------------------------------------------------ repair ---
 
-/** Fenced shards, row-locked for the statement. $1 shards int[], $2 fences int8[]. */
-const FENCED_SHARDS = `(
-  SELECT s.shard FROM shards s
-  JOIN unnest($1::int[], $2::int8[]) AS o(shard, fence) ON s.shard = o.shard AND s.fence = o.fence
-  FOR SHARE OF s)`;
-
 /**
  * repairCandidates — running workflow runs of our fenced shards that the
  * event path left with something to do: a ready step its limit lets start,
@@ -422,8 +417,8 @@ const FENCED_SHARDS = `(
  * limit. $1 shards, $2 fences.
  */
 export const REPAIR_CANDIDATES = `
-SELECT w.id FROM workflow_runs w JOIN ${FENCED_SHARDS} f ON w.shard = f.shard
-WHERE w.state = 'running' AND w.id > $3::uuid AND (
+SELECT w.id FROM workflow_runs w
+WHERE ${heldShard('w.shard', '$1', '$2')} AND w.state = 'running' AND w.id > $3::uuid AND (
   (EXISTS (SELECT 1 FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state = 'ready')
    AND (w.max_in_flight = 0
         OR (SELECT count(*) FROM workflow_steps s WHERE s.workflow_run_id = w.id AND s.state = 'running') < w.max_in_flight))

@@ -1,0 +1,44 @@
+/*
+ * A batch of deliveries (answers, hand-offs) as the statements that write
+ * them read it: `$1` run ids int8[], `$2` fences int8[], `$3` deliveries
+ * int[], `$4` shards int[], `$5` hand-off times int8[] (epoch ms, null =
+ * unknown), and any further parallel arrays.
+ *
+ * The batch's runs are found and locked one by one through the primary key
+ * (`hit`), then written by their tuple id. Joined plainly (`UPDATE runs r …
+ * FROM unnest(…) d WHERE r.id = d.id AND r.status = 'fired' …`), the plan
+ * depended on the statistics of `runs.status`: once ANALYZE had last run
+ * before a burst fired, Postgres estimated one 'fired' run, scanned every
+ * fired run and compared each with every delivery of the batch — 2,000
+ * Completes against 20,000 fired runs took 8.7 s; answers queued, leases ran
+ * out, and redeliveries buried the daemon (bench/README.md, "Recurring
+ * jobs"). A merge join over the whole primary key was the other bad plan. A
+ * LATERAL lookup cannot be turned around, and a write by tuple id is a TID
+ * scan, so a batch costs its size whatever the statistics say. The lock
+ * (FOR NO KEY UPDATE, as the write takes anyway) re-checks `cond` on a run
+ * changed concurrently and keeps it unchanged until the write.
+ */
+
+/** The batch's columns, as `d`. */
+export const DELIVERY_COLUMNS = 'id, fence, deliveries, shard, sent_at';
+
+/**
+ * `hit`: the batch rows whose run matched `cond` (on `r`, the run, and `d`,
+ * the batch row) when looked up and locked, with the run's tuple id `rid`.
+ * `extra`: more parallel arrays and their column names, e.g. `, $6::bytea[]`
+ * and `, output`.
+ */
+export function deliveryBatch(cond: string, extra = { arrays: '', columns: '' }): string {
+  return `d AS (SELECT * FROM unnest($1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[]${extra.arrays})
+    AS d(${DELIVERY_COLUMNS}${extra.columns})),
+hit AS MATERIALIZED (
+  SELECT d.*, found.rid FROM d CROSS JOIN LATERAL (
+    SELECT r.ctid AS rid FROM runs r WHERE r.id = d.id AND r.shard = d.shard AND r.shard = ANY($4::int[]) AND ${cond}
+    FOR NO KEY UPDATE) found)`;
+}
+
+/** The write's match: the run `hit` found and locked (`d` is the `hit` row). */
+export const IS_HIT = 'r.ctid = d.rid AND r.shard = ANY($4::int[])';
+
+/** The delivery `d` names is the run's current one: still fired, same fence, same hand-out. */
+export const IS_CURRENT_DELIVERY = `r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries`;
