@@ -50,6 +50,7 @@ export interface DaemonConfig {
   leaseTtlMs: number;
   /** Fast-lane window W in ms: runs due within it are kept in memory. */
   windowMs: number;
+  materialiseAheadMs: number;
   /** Most runs kept in memory across all shards (back-pressure shrinks the window). */
   maxInWindow: number;
   /** Claim runs this long before due (released to workers exactly at due); 0 claims at due. */
@@ -121,6 +122,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'membershipIntervalMs', flag: '--membership-interval-ms <ms>', env: 'TIMELANE_MEMBERSHIP_INTERVAL_MS', description: 'membership heartbeat and assignment period (members expire after 3 periods)', default: 1000 },
   { key: 'leaseTtlMs', flag: '--lease-ttl-ms <ms>', env: 'TIMELANE_LEASE_TTL_MS', description: 'shard lease TTL', default: 3000 },
   { key: 'windowMs', flag: '--window-ms <ms>', env: 'TIMELANE_WINDOW_MS', description: 'fast-lane window W: runs due within it are held in memory', default: 30_000 },
+  { key: 'materialiseAheadMs', flag: '--materialise-ahead-ms <ms>', env: 'TIMELANE_MATERIALISE_AHEAD_MS', description: 'make recurring jobs\' occurrences into runs this far ahead (at least --window-ms; 0 => the window): a longer lead absorbs bigger bursts (many jobs due at one instant), but occurrences already made fire even after an outage (the catch-up rule decides only about those not made yet)', default: 0 },
   { key: 'maxInWindow', flag: '--max-in-window <n>', env: 'TIMELANE_MAX_IN_WINDOW', description: 'most runs held in memory (the window shrinks past it)', default: 1_000_000 },
   { key: 'claimAheadMs', flag: '--claim-ahead-ms <ms>', env: 'TIMELANE_CLAIM_AHEAD_MS', description: 'claim runs this long before due, release them to workers exactly at due (takes the claim off the critical path); 0 claims at due', default: DEFAULT_CLAIM_AHEAD_MS },
   { key: 'loadIntervalMs', flag: '--load-interval-ms <ms>', env: 'TIMELANE_LOAD_INTERVAL_MS', description: 'how often the loader extends the window', default: 1000 },
@@ -146,6 +148,7 @@ const NUMERIC_LIMITS: Partial<Record<keyof DaemonConfig, [number, number]>> = {
   shardCount: [1, 65_536],
   leaseTtlMs: [500, 120_000],
   windowMs: [1_000, 3_600_000],
+  materialiseAheadMs: [0, 3_600_000],
   maxInWindow: [1_000, 50_000_000],
   loadIntervalMs: [50, 60_000],
   claimAheadMs: [0, 1_000],
@@ -218,6 +221,7 @@ export function validateConfig(cfg: DaemonConfig): void {
   if (!cfg.tlsCert !== !cfg.tlsKey) throw new Error('--tls-cert / --tls-key: give both, or neither');
   if (cfg.tlsClientCa && !cfg.tlsCert) throw new Error('--tls-client-ca: needs --tls-cert and --tls-key (mTLS is TLS with client certificates)');
   if (cfg.insecure && (cfg.authFile || cfg.tlsClientCa)) throw new Error('--insecure: contradicts --auth-file / --tls-client-ca (drop one)');
+  if (cfg.materialiseAheadMs !== 0 && cfg.materialiseAheadMs < cfg.windowMs) throw new Error('--materialise-ahead-ms: must be 0 (the window) or at least --window-ms');
   if (cfg.loadIntervalMs * 2 > cfg.windowMs) throw new Error('--load-interval-ms: must be at most half of --window-ms');
 }
 

@@ -153,6 +153,7 @@ export class Daemon {
       log: this.log,
       schema: cfg.databaseSchema,
       windowMs: cfg.windowMs,
+      materialiseAheadMs: cfg.materialiseAheadMs,
       maxInWindow: cfg.maxInWindow,
       loadIntervalMs: cfg.loadIntervalMs,
       repairIntervalMs: cfg.repairIntervalMs,

@@ -47,9 +47,17 @@ export interface ClaimDeps {
   wallNow: () => number;
   /** The window lane fires at most this long before due; the claim accepts runs due within it. @defaultValue 0 */
   claimAheadMs?: number;
+  /**
+   * How many more runs delivery can take now (DeliveryHub.room). Due runs
+   * beyond it wait here, still scheduled in Postgres, until there is room:
+   * their lateness shows, and no lease runs out before the hand-out. @defaultValue unbounded
+   */
+  room?: () => number;
 }
 
 const RETRY_AFTER_ERROR_MS = 250;
+/** While delivery has no room, pending runs are looked at again this often. */
+const ROOM_POLL_MS = 5;
 /** Claim times kept per run in doubt (Postgres away for a minute: 240 retries; the first ones are the likely commit). */
 const MAX_DOUBTS_PER_RUN = 64;
 
@@ -74,6 +82,8 @@ export class Claimer {
    * again, and any one of them may be the claim that committed.
    */
   private readonly inDoubt = new Map<number, number[]>();
+  /** Set while pending runs wait for delivery room. */
+  private roomTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: ClaimDeps) {}
 
@@ -107,10 +117,30 @@ export class Claimer {
 
   private flush(): void {
     if (this.pending.size === 0 || this.inFlight >= MAX_CLAIMS_IN_FLIGHT) return;
-    const runs = [...this.pending.values()];
+    // Runs inside a claim now are not in delivery yet: they take room too.
+    const room = (this.deps.room?.() ?? Infinity) - this.claiming.size;
+    if (room <= 0) {
+      this.roomTimer ??= setTimeout(() => {
+        this.roomTimer = undefined;
+        this.flush();
+      }, ROOM_POLL_MS).unref();
+      return;
+    }
     const firedAt = this.pendingFiredAt;
-    this.pending = new Map();
-    this.pendingFiredAt = 0;
+    let runs: RunRef[];
+    if (this.pending.size <= room) {
+      runs = [...this.pending.values()];
+      this.pending = new Map();
+      this.pendingFiredAt = 0;
+    } else {
+      // The earliest first: pending keeps the lane's fire order (deadline, then priority).
+      runs = [];
+      for (const r of this.pending.values()) {
+        if (runs.length >= room) break;
+        runs.push(r);
+      }
+      for (const r of runs) this.pending.delete(r.runId);
+    }
     // Fences are read now, not at pop time: a shard dropped meanwhile fires nothing.
     const fences = new Map<number, number>();
     const batch: RunRef[] = [];

@@ -28,6 +28,8 @@ import type { QueueLimit, Refusal } from './queue-limits.js';
 const PERMIT_RETRY_MS = 20;
 /** A permit lapses this long after it was taken unless given back (a daemon died holding it). */
 const PERMIT_MAX_MS = 3_600_000;
+/** room() with no stream, or little credit: claims go on, in batches of at most this many. */
+const MIN_ROOM = 1_000;
 
 /** A delivery in flight on a stream: its reference, and when it was handed to the stream. */
 export interface DeliveryIdentity extends KnownHandOff {
@@ -99,6 +101,24 @@ export class DeliveryHub {
 
   get backlog(): number {
     return this.readyCount;
+  }
+
+  /**
+   * How many more claimed runs to take now: twice the credit of the open
+   * streams (at least MIN_ROOM), less the runs already waiting for it. A
+   * claim beyond that only parks runs here with their leases running: when
+   * 98,000 runs came due at once, claims outran the workers by half a minute,
+   * leases ran out while the runs waited, and the redeliveries and lease
+   * renewals buried the daemon. Runs of a queue no stream takes do not count:
+   * they must not hold back the queues that are being worked.
+   */
+  room(): number {
+    let credit = 0;
+    for (const st of this.streams.values()) credit += st.sink.credit;
+    const anyQueue = this.byQueue.has(ALL_QUEUES);
+    let waiting = 0;
+    for (const [queue, q] of this.ready) if (anyQueue || this.byQueue.has(queue)) waiting += q.size;
+    return Math.max(MIN_ROOM, 2 * credit) - waiting;
   }
 
   /** Worker streams registered (in-process sinks, which have negative ids, are not counted). */

@@ -70,6 +70,8 @@ export interface FireEngineOptions {
   schema: string;
   /** Runs due within this many ms are kept in memory. */
   windowMs: number;
+  /** Recurring jobs' occurrences are made into runs this far ahead (≥ windowMs). @defaultValue windowMs */
+  materialiseAheadMs?: number;
   maxInWindow: number;
   loadIntervalMs: number;
   repairIntervalMs: number;
@@ -174,6 +176,7 @@ export class FireEngine {
       log,
       wallNow: () => clock.wallNow(),
       claimAheadMs: opts.claimAheadMs,
+      room: () => this.hub.room(),
     });
     // 4. The release gate holds claimed runs until they are due, then 5.
     this.gate = new ReleaseGate(
@@ -208,6 +211,7 @@ export class FireEngine {
       log,
       metrics,
       intervalMs: opts.loadIntervalMs,
+      aheadMs: Math.max(opts.windowMs, opts.materialiseAheadMs ?? 0),
       lateToleranceMs: OCCURRENCE_LATE_AFTER_MS,
     });
     // A safety net, like the window's repair scan: the same interval.

@@ -12,9 +12,9 @@
  * row; a pass racing a verb or another daemon cannot make an occurrence twice
  * (unique (job, nominal time)).
  *
- * A job is taken once its next occurrence is within half the window and made
- * up to the whole window (hysteresis: frequent jobs are touched every W/2,
- * not every pass). A batch takes the earliest due jobs of every shard (a
+ * A job is taken once its next occurrence is within half the lead (the
+ * window, or --materialise-ahead-ms) and made up to the whole lead
+ * (hysteresis: frequent jobs are touched every lead/2, not every pass). A batch takes the earliest due jobs of every shard (a
  * quota each); a pass takes batches until no job is due, within a time budget.
  *
  * States: stopped → running (start: a pass every `intervalMs`, and at once on
@@ -40,6 +40,8 @@ export interface MaterialiserDeps {
   log: Logger;
   metrics: Metrics;
   intervalMs: number;
+  /** Occurrences due within this many ms are made into runs (at least the fast lane's window). */
+  aheadMs: number;
   /** An occurrence this late when first seen was missed by the cluster: the catch-up rule applies. */
   lateToleranceMs: number;
 }
@@ -94,12 +96,12 @@ export class Materialiser {
       const now = this.deps.wallNow();
       passAtMs = now;
       // Hysteresis: a job is taken once its next occurrence is within half the
-      // window, and then made up to the whole window — a per-second job is
-      // touched every W/2, not every pass. (A lead of 2W → 3W made a 98,000-job
-      // minute boundary on time with one daemon, but three daemons on two cores
-      // then fell far behind: bench/README.md, "Recurring jobs".)
-      const horizon = this.deps.router.horizon();
-      const lowWater = now + (horizon - now) / 2;
+      // lead, and then made up to the whole lead — a per-second job is touched
+      // every lead/2, not every pass. The lead is the window W unless
+      // --materialise-ahead-ms says more (a burst of jobs due at one instant
+      // needs time to be made: bench/README.md, "Recurring jobs").
+      const horizon = now + this.deps.aheadMs;
+      const lowWater = now + this.deps.aheadMs / 2;
       const perShard = Math.ceil(JOBS_PER_BATCH / shards.length);
       const { rows } = await query<DueRecurringRow>(tx, SELECT_DUE_RECURRING, [perShard, plainArray(shards), plainArray(fences), Math.floor(lowWater)]);
       if (rows.length === 0) return 0;

@@ -75,6 +75,7 @@ describe('resolveConfig', () => {
       ['bad member id', { memberId: 'has space!' }, none, /--member-id/],
       ['bad grpc address', { grpcAddress: 'no-port' }, none, /--grpc-address: must be host:port/],
       ['bad metrics address', { metricsAddress: 'x' }, none, /--metrics-address/],
+      ['materialise lead shorter than the window', { windowMs: 30_000, materialiseAheadMs: 10_000 }, none, /--materialise-ahead-ms: must be 0 \(the window\) or at least --window-ms/],
       ['load interval above half the window', { windowMs: 10_000, loadIntervalMs: 6_000 }, none, /--load-interval-ms/],
       ['reap interval above the run lease', { reapIntervalMs: 5_000, defaultRunLeaseMs: 2_000 }, none, /--reap-interval-ms/],
     ];
