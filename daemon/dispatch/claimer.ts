@@ -84,6 +84,8 @@ export class Claimer {
   private readonly inDoubt = new Map<number, number[]>();
   /** Set while pending runs wait for delivery room. */
   private roomTimer: NodeJS.Timeout | undefined;
+  /** Drained (the daemon is stopping): claims nothing more. */
+  private draining = false;
 
   constructor(private readonly deps: ClaimDeps) {}
 
@@ -94,7 +96,14 @@ export class Claimer {
   /** Resolves when no claim is pending or in flight (graceful stop), or after `maxMs`. */
   async drain(maxMs: number): Promise<void> {
     const until = performance.now() + maxMs;
-    while ((this.inFlight > 0 || this.pending.size > 0) && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
+    while ((this.inFlight > 0 || (this.pending.size > 0 && this.roomTimer === undefined)) && performance.now() < until)
+      await new Promise((r) => setTimeout(r, 5));
+    // Runs still waiting for room stay scheduled in Postgres: nothing more is claimed.
+    this.draining = true;
+    clearTimeout(this.roomTimer);
+    this.roomTimer = undefined;
+    this.pending.clear();
+    while (this.inFlight > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
   }
 
   /** Called from the timer with everything due now. Must stay cheap: the write is async. */
@@ -116,7 +125,7 @@ export class Claimer {
   }
 
   private flush(): void {
-    if (this.pending.size === 0 || this.inFlight >= MAX_CLAIMS_IN_FLIGHT) return;
+    if (this.draining || this.pending.size === 0 || this.inFlight >= MAX_CLAIMS_IN_FLIGHT) return;
     // Runs inside a claim now are not in delivery yet: they take room too.
     const room = (this.deps.room?.() ?? Infinity) - this.claiming.size;
     if (room <= 0) {

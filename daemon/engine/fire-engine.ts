@@ -176,7 +176,8 @@ export class FireEngine {
       log,
       wallNow: () => clock.wallNow(),
       claimAheadMs: opts.claimAheadMs,
-      room: () => this.hub.room(),
+      // Runs claimed ahead and held for their due time are on their way to delivery too.
+      room: () => this.hub.room() - this.gate.size,
     });
     // 4. The release gate holds claimed runs until they are due, then 5.
     this.gate = new ReleaseGate(

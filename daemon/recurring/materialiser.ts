@@ -83,7 +83,7 @@ export class Materialiser {
     await this.promoteBuffered();
   }
 
-  /** One fenced transaction over up to JOBS_PER_BATCH due jobs; returns how many it took. */
+  /** One fenced transaction over up to JOBS_PER_BATCH due jobs; returns how many it moved on. */
   private async batch(): Promise<number> {
     const { shards, fences } = heldFences(this.deps.fences);
     if (shards.length === 0) return 0;
@@ -136,7 +136,8 @@ export class Materialiser {
         plans.map((p) => p.missed),
       ]);
       afterCommit = await this.deps.router.inTransaction(tx, firingRefs(made));
-      return rows.length;
+      // Jobs that moved on: one that did not (its rule cannot be planned) must not keep the pass going.
+      return plans.filter((p, i) => p.made > 0 || p.missed > 0 || p.nextFireAtMs !== rows[i].next_fire_at_ms).length;
     });
     afterCommit?.();
     const scheduled = made.filter((m) => m.status === 'scheduled').length;

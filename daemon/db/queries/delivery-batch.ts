@@ -5,7 +5,7 @@
  * unknown), and any further parallel arrays.
  *
  * The batch's runs are found and locked one by one through the primary key
- * (`hit`), then written by their tuple id. Joined plainly (`UPDATE runs r …
+ * (`hit`), then written. Joined plainly (`UPDATE runs r …
  * FROM unnest(…) d WHERE r.id = d.id AND r.status = 'fired' …`), the plan
  * depended on the statistics of `runs.status`: once ANALYZE had last run
  * before a burst fired, Postgres estimated one 'fired' run, scanned every
@@ -13,8 +13,8 @@
  * Completes against 20,000 fired runs took 8.7 s; answers queued, leases ran
  * out, and redeliveries buried the daemon (bench/README.md, "Recurring
  * jobs"). A merge join over the whole primary key was the other bad plan. A
- * LATERAL lookup cannot be turned around, and a write by tuple id is a TID
- * scan, so a batch costs its size whatever the statistics say. The arrays
+ * LATERAL lookup cannot be turned around, so a batch costs its size whatever
+ * the statistics say. The arrays
  * are read through sub-selects so that the planner does not know the
  * batch's size (it assumes a few rows): knowing 2,000, it preferred to hash
  * the batch against a sequential scan of `runs` for every batch, which on a
@@ -28,7 +28,7 @@ export const DELIVERY_COLUMNS = 'id, fence, deliveries, shard, sent_at';
 
 /**
  * `hit`: the batch rows whose run matched `cond` (on `r`, the run, and `d`,
- * the batch row) when looked up and locked, with the run's tuple id `rid`.
+ * the batch row) when looked up and locked.
  * `extra`: more parallel arrays and their column names, e.g. `, $6::bytea[]`
  * and `, output`.
  */
@@ -39,13 +39,20 @@ export function deliveryBatch(cond: string, extra = { arrays: '', columns: '' })
     .join(', ');
   return `d AS (SELECT * FROM unnest(${arrays}) AS d(${DELIVERY_COLUMNS}${extra.columns})),
 hit AS MATERIALIZED (
-  SELECT d.*, found.rid FROM d CROSS JOIN LATERAL (
-    SELECT r.ctid AS rid FROM runs r WHERE r.id = d.id AND r.shard = d.shard AND r.shard = ANY($4::int[]) AND ${cond}
+  SELECT d.* FROM d CROSS JOIN LATERAL (
+    SELECT 1 FROM runs r WHERE r.id = d.id AND r.shard = d.shard AND r.shard = ANY($4::int[]) AND ${cond}
     FOR NO KEY UPDATE) found)`;
 }
 
-/** The write's match: the run `hit` found and locked (`d` is the `hit` row). */
-export const IS_HIT = 'r.ctid = d.rid AND r.shard = ANY($4::int[])';
+/**
+ * The write's match: the run `hit` found and locked (`d` is the `hit` row),
+ * by key. Not by the tuple id: a run changed after the statement's snapshot
+ * (a heartbeat, a hand-off record) is locked at its newest version, which a
+ * TID match would miss, refusing a current delivery's answer. The lock keeps
+ * `cond` true until the write; the batch's hidden size keeps the lookup a
+ * primary-key probe per row.
+ */
+export const IS_HIT = 'r.id = d.id AND r.shard = d.shard AND r.shard = ANY($4::int[])';
 
 /** The delivery `d` names is the run's current one: still fired, same fence, same hand-out. */
 export const IS_CURRENT_DELIVERY = `r.status = 'fired' AND r.fence = d.fence AND r.deliveries = d.deliveries`;
