@@ -182,8 +182,11 @@ describe('catch-up', () => {
 
   it('fire_once: the overdue occurrences are coalesced into one run', async () => {
     const jobId = await behind(every(1_000, { catchUp: { windowMs: 60_000, mode: 'fire_once', maxRuns: 100 } }), 8_000);
-    const p = await start();
+    // Taken before the start: a pass cannot run earlier, so every occurrence before startedAt − 1 s is
+    // overdue to every pass. Taken after, a pass that ran while start() returned scheduled an on-time
+    // occurrence this test then counted as a second overdue run (CI, once).
     const startedAt = Date.now();
+    const p = await start();
     await waitFor(async () => (await p.scheduling.getJob(jobId)).job.missed_count > 0, 5_000, 'coalesced ones counted');
     const overdue = () => deliveredOf(p, jobId).filter((d) => d.run.nominal_at_ms! < startedAt - 1_000);
     await waitFor(() => overdue().length >= 1, 5_000, 'the coalesced run fired');
