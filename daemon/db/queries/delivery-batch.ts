@@ -14,17 +14,17 @@
  * out, and redeliveries buried the daemon (bench/README.md, "Recurring
  * jobs"). A merge join over the whole primary key was the other bad plan. A
  * LATERAL lookup cannot be turned around, so a batch costs its size whatever
- * the statistics say. The arrays
- * are read through sub-selects so that the planner does not know the
- * batch's size (it assumes a few rows): knowing 2,000, it preferred to hash
- * the batch against a sequential scan of `runs` for every batch, which on a
- * table of 75,000 runs took most of a core at 5,000 answers/s. The lock
+ * the statistics say. The arrays are read through sub-selects so that the
+ * planner does not know the batch's size (it assumes a few rows): knowing
+ * 2,000, it preferred to hash the batch against a sequential scan of `runs`
+ * for every batch, which on a table of 75,000 runs took most of a core at
+ * 5,000 answers/s. The lock
  * (FOR NO KEY UPDATE, as the write takes anyway) re-checks `cond` on a run
  * changed concurrently and keeps it unchanged until the write.
  */
 
 /** The batch's columns, as `d`. */
-export const DELIVERY_COLUMNS = 'id, fence, deliveries, shard, sent_at';
+const DELIVERY_COLUMNS = 'id, fence, deliveries, shard, sent_at';
 
 /**
  * `hit`: the batch rows whose run matched `cond` (on `r`, the run, and `d`,
