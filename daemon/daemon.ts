@@ -111,14 +111,14 @@ export class Daemon {
     this.startedAtMs = Date.now();
     const dbOpts = { url: cfg.databaseUrl, schema: cfg.databaseSchema, poolSize: cfg.databasePoolSize };
     if (cfg.migrateOnStart) await migrate(dbOpts, cfg.shardCount);
-    const pool = (size: number): Db => {
-      const p = createPool({ ...dbOpts, poolSize: size });
+    const pool = (size: number, keepOpen = false): Db => {
+      const p = createPool({ ...dbOpts, poolSize: size, keepOpen });
       this.pools.push(p);
       return p;
     };
     this.db = pool(cfg.databasePoolSize);
     this.leaseDb = pool(LEASE_POOL_SIZE);
-    const enginePools = { claim: pool(MAX_CLAIMS_IN_FLIGHT + 1), answer: pool(ANSWER_POOL_SIZE), window: pool(WINDOW_POOL_SIZE) };
+    const enginePools = { claim: pool(MAX_CLAIMS_IN_FLIGHT + 1, true), answer: pool(ANSWER_POOL_SIZE, true), window: pool(WINDOW_POOL_SIZE) };
     ({ shardCount: this.shardCount } = await checkSchema(this.db, cfg.databaseSchema));
     this.tracing = await startTracing({ otlpTracesEndpoint: cfg.otlpTracesEndpoint, memberId: cfg.memberId, log: this.log });
     this.metrics.shardCount.set(this.shardCount);
@@ -193,6 +193,7 @@ export class Daemon {
     // Before any shard is taken: a console port already in use fails the start cleanly.
     if (cfg.consoleAddress) this.consoleServer = await this.startConsole(cfg.consoleAddress);
 
+    await this.engine.prime();
     this.engine.start();
     this.scheduledStarts = new ScheduledStarts({ hub: this.engine.hub, answers: this.engine.answers, workflows: this.workflows, log: this.log });
     this.scheduledStarts.start();

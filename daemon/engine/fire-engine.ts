@@ -29,7 +29,8 @@
  * waits behind work that serves clients).
  */
 import type pg from 'pg';
-import type { Db } from '../db/pool.js';
+import { primeConnections, type Db } from '../db/pool.js';
+import { CLAIM_RUNS, COMPLETE_RUNS } from '../db/queries/dispatch.js';
 import type { Clock } from '../fast/clock.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -234,6 +235,19 @@ export class FireEngine {
           onReconnect: () => this.loader.requestRepair(),
         })
       : null;
+  }
+
+  /**
+   * Opens the claim and answer connections and plans their statements once,
+   * so the first claims of a burst do not pay a new backend's catalog loads.
+   * Before start(); the pools keep these connections open.
+   */
+  async prime(): Promise<void> {
+    const none: unknown[] = [];
+    await Promise.all([
+      primeConnections(this.opts.pools.claim, [{ text: CLAIM_RUNS, values: [none, none, none, 0, 0] }]),
+      primeConnections(this.opts.pools.answer, [{ text: COMPLETE_RUNS, values: [none, none, none, none, none] }]),
+    ]);
   }
 
   start(): void {
