@@ -70,6 +70,8 @@ export interface TrialResult {
   runsPerCall: number;
   /** The warm-up probe's rate (far-future batches, --ingest-parallel in flight); NaN without a warm-up (burst). */
   probeIngestPerS: number;
+  /** Runs fired end to end before the trial (0: burst, no warm-up). */
+  warmupRuns: number;
   /**
    * burst, upfront: first due minus the end of ingest (negative: ingest
    * overran it). steady: the least time any run had left before its due time
@@ -294,17 +296,21 @@ async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Re
 
   // --- warm-up (not for burst: the daemon meets the burst cold) ------------
   let probeRate = NaN;
+  let warmupRuns = 0;
   if (pattern !== 'burst') {
-    const warmAt = Date.now() + 300;
+    // 200 runs over a second prove the path; --warmup-seconds S fires rate × S more at the rate, spread over S.
+    const warmRuns = (warmupRuns = WARMUP_RUNS + Math.round(rate * opts.warmupSeconds));
+    const spreadMs = 1000 + opts.warmupSeconds * 1000;
+    const warmAt = Date.now() + 300 + (warmRuns - WARMUP_RUNS) / 20; // ~20 runs/ms of ingest before the first is due
     await ingest(
       client,
-      Array.from({ length: WARMUP_RUNS }, (_, i) => ({ queue: WARMUP_QUEUE, at: warmAt + Math.floor((i * 1000) / WARMUP_RUNS) })),
+      Array.from({ length: warmRuns }, (_, i) => ({ queue: WARMUP_QUEUE, at: warmAt + Math.floor((i * spreadMs) / warmRuns) })),
       opts.batchSize,
       1,
     );
-    await waitFor('the warm-up runs to reach the worker', 30_000, async () => {
+    await waitFor('the warm-up runs to reach the worker', 30_000 + spreadMs, async () => {
       await worker.flush();
-      return worker.receipts.length >= WARMUP_RUNS;
+      return worker.receipts.length >= warmRuns;
     });
     const far = Date.now() + 3_600_000;
     const probe = Array.from({ length: PROBE_BATCHES * opts.batchSize }, (_, i) => ({ queue: PROBE_QUEUE, at: far + i }));
@@ -472,6 +478,7 @@ async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Re
     scheduleCallMs: summarize(meter.callMs),
     runsPerCall: meter.callMs.length ? meter.runs / meter.callMs.length : NaN,
     probeIngestPerS: probeRate,
+    warmupRuns,
     ingestHeadroomMs,
     scheduledLate: ackedLate,
     daemonRssMb: rss.peakMb,
