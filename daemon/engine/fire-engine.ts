@@ -48,6 +48,7 @@ import type { RunRef } from '../run-ref.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import { RunRouter } from './router.js';
 import { Materialiser } from '../recurring/materialiser.js';
+import { OCCURRENCE_LATE_AFTER_MS } from '../recurring/recurrence.js';
 import { QueueLimitsCache, deliveryGate, type PermitStore } from '../dispatch/queue-limits.js';
 import { WorkflowRepair } from '../workflows/repair.js';
 import type { RunTracing } from '../tracing/run-tracing.js';
@@ -86,9 +87,6 @@ export interface FireEngineOptions {
   /** Claim spans of each claimed or redelivered run; null or absent: none (and no per-run cost). */
   tracing?: RunTracing | null;
 }
-
-/** An occurrence first seen this late was missed by the cluster (its catch-up rule applies). */
-const OCCURRENCE_LATE_AFTER_MS = 1_000;
 
 /** Unanswered deliveries get their hand-off time written after this long. */
 const RECORD_HAND_OFF_AFTER_MS = 1_000;

@@ -61,6 +61,13 @@ export interface Plan {
   missed: number;
 }
 
+/**
+ * An occurrence first seen (made) this late was missed by the cluster: its
+ * catch-up rule applies. Less late, it is on time. The same for every maker:
+ * the materialiser, and a resume with catch-up.
+ */
+export const OCCURRENCE_LATE_AFTER_MS = 1_000;
+
 /** Missed occurrences recorded as rows per pass and job; the rest are only counted. */
 export const MISSED_ROWS_PER_PASS = 100;
 /** Most runs one pass makes for one job: a pass stays small, the next continues. */

@@ -38,7 +38,7 @@ import type { ScheduleInput, ScheduledJob } from '../scheduling/types.js';
 import { plainArray, textArray } from '../scheduling/pg-arrays.js';
 import { jitterMs, occurrencesBetween } from './cadence.js';
 import { firingRefs, makeOccurrences, type OccurrenceToMake } from './occurrences.js';
-import { firstOccurrence, planOccurrences, storedRecurrence, upcoming, type Recurrence } from './recurrence.js';
+import { OCCURRENCE_LATE_AFTER_MS, firstOccurrence, planOccurrences, storedRecurrence, upcoming, type Recurrence } from './recurrence.js';
 
 export interface RecurringDeps {
   db: Db;
@@ -334,6 +334,8 @@ export class RecurringService {
       { id: jobId, recurrence: storedRecurrence(job.recurrence), nextFireAtMs: job.next_fire_at_ms, occurrences: job.occurrences },
       this.deps.wallNow(),
       this.deps.router.horizon(),
+      // As the materialiser: only an occurrence more than this late follows the catch-up rule (a resume with catch-up).
+      OCCURRENCE_LATE_AFTER_MS,
     );
     const made = await makeOccurrences(
       tx,
