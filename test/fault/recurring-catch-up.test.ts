@@ -19,7 +19,7 @@ const SHARDS = 2;
 // A 2 s window: the stopped daemon made occurrences about a window ahead; 6 s
 // leaves a margin for passes during its graceful stop.
 const MADE_AHEAD_MS = 6_000;
-/** OCCURRENCE_LATE_AFTER_MS in daemon/engine/recurrence.ts. */
+/** OCCURRENCE_LATE_AFTER_MS in daemon/recurring/recurrence.ts. */
 const LATE_TOLERANCE_MS = 1_000;
 const ARGS = ['--window-ms', '2000', '--load-interval-ms', '250', '--lease-ttl-ms', '1000'];
 
