@@ -148,13 +148,15 @@ FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard WHERE r.id = $1
  * shard, $8 hand-off time (epoch ms, null = unknown), $9 worker id. The retry
  * keeps the idempotency key, nominal time and origin (the same occurrence),
  * the last checkpoint and progress (resume from there), and the trace
- * context (the retry belongs to the same trace).
+ * context (the retry belongs to the same trace). finished_at is whole
+ * milliseconds: ListDeadRuns pages by (finished_at, id) with a token in ms,
+ * and filters it by since_ms/until_ms against the ms a run reports.
  */
 export const FAIL_RUN = `
 WITH run_out AS (
   UPDATE runs r SET status = CASE WHEN r.cancel_requested_at IS NOT NULL THEN 'cancelled'
                                   WHEN $4::bool AND r.attempt < j.max_attempts THEN 'failed' ELSE 'dead' END,
-    error = $5, worker_id = coalesce($9, r.worker_id), finished_at = now(), lease_expires_at = NULL, ${RECORD_ANSWERED('$8')}
+    error = $5, worker_id = coalesce($9, r.worker_id), finished_at = date_trunc('milliseconds', now()), lease_expires_at = NULL, ${RECORD_ANSWERED('$8')}
   FROM jobs j
   WHERE ${DELIVERY_MATCHES} AND j.id = r.job_id AND j.shard = r.shard
   RETURNING r.id, r.job_id, r.shard, r.queue, r.priority, r.attempt, r.status, r.idempotency_key, r.nominal_at, r.origin,
