@@ -26,7 +26,7 @@ export class Metrics {
   });
   readonly fired = new Counter({ name: 'timelane_runs_fired_total', help: 'Runs claimed and fired', registers: [this.registry] });
   readonly completed = new Counter({ name: 'timelane_runs_completed_total', help: 'Runs completed by workers', registers: [this.registry] });
-  readonly failed = new Counter({ name: 'timelane_runs_failed_total', help: 'Runs failed by workers (retried or dead)', labelNames: ['outcome'], registers: [this.registry] });
+  readonly failed = new Counter({ name: 'timelane_runs_failed_total', help: 'Runs failed (retried or dead): by their worker, or an at-most-once workflow step never answered', labelNames: ['outcome'], registers: [this.registry] });
   readonly redelivered = new Counter({ name: 'timelane_runs_redelivered_total', help: 'Runs handed out again after their delivery lease expired', registers: [this.registry] });
   readonly scheduled = new Counter({ name: 'timelane_runs_scheduled_total', help: 'Runs scheduled through this daemon', registers: [this.registry] });
   readonly rejectedAnswers = new Counter({ name: 'timelane_answers_rejected_total', help: 'Worker answers rejected as superseded', registers: [this.registry] });

@@ -4,11 +4,14 @@
  * or its stream closed) are re-claimed under the current fence with a new
  * delivery number and handed out again — same run, same idempotency key.
  * A run whose worker was asked to stop it (CancelJob) is not handed out
- * again: when its lease ends unanswered, it ends cancelled.
+ * again: when its lease ends unanswered, it ends cancelled. A workflow step
+ * delivered AT_MOST_ONCE and not answered within its lease is not handed out
+ * again either: it ends dead (a dead letter), and the workflow repair pass
+ * fails the step and cascades.
  */
 import type { Db } from '../db/pool.js';
 import { query } from '../db/pool.js';
-import { EXPIRE_CANCELLED, REDELIVER_EXPIRED } from '../db/queries/dispatch.js';
+import { EXPIRE_CANCELLED, EXPIRE_UNANSWERED_STEPS, REDELIVER_EXPIRED } from '../db/queries/dispatch.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -27,8 +30,10 @@ export class RedeliveryReaper {
     private readonly metrics: Metrics,
     private readonly log: Logger,
     private readonly intervalMs: number,
-    /** Runs asked to stop that ended cancelled at their lease end (the hub frees their credit). */
+    /** Runs that ended at their lease end without a redelivery: asked to stop (cancelled), or unanswered at-most-once steps (dead). The hub frees their credit. */
     private readonly ended: (runIds: number[]) => void = () => undefined,
+    /** Unanswered at-most-once steps ended dead: their workflow runs have a step to fail. */
+    private readonly stepsDied: () => void = () => undefined,
   ) {}
 
   start(): void {
@@ -55,6 +60,14 @@ export class RedeliveryReaper {
     if (held.shards.length > 0) {
       const { rows } = await query<{ id: number }>(this.db, EXPIRE_CANCELLED, [held.shards, held.fences]);
       if (rows.length > 0) this.ended(rows.map((r) => r.id));
+      const dead = await query<{ id: number }>(this.db, EXPIRE_UNANSWERED_STEPS, [held.shards, held.fences, BATCH]);
+      if (dead.rows.length > 0) {
+        const ids = dead.rows.map((r) => r.id);
+        this.metrics.failed.inc({ outcome: 'dead' }, ids.length);
+        this.log.warn({ runIds: ids.slice(0, 20), runs: ids.length }, 'run is dead (dead letter): at-most-once workflow step not answered within its lease');
+        this.ended(ids);
+        this.stepsDied();
+      }
     }
     for (;;) {
       const { shards, fences } = heldFences(this.fences);

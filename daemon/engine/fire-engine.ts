@@ -222,7 +222,16 @@ export class FireEngine {
           this.hub.deliver(run);
         }
       : (run: FiredRunRow) => this.hub.deliver(run);
-    this.reaper = new RedeliveryReaper(pools.window, fences, redeliver, metrics, log, opts.reapIntervalMs, (ids) => ids.forEach((id) => this.hub.drop(id)));
+    this.reaper = new RedeliveryReaper(
+      pools.window,
+      fences,
+      redeliver,
+      metrics,
+      log,
+      opts.reapIntervalMs,
+      (ids) => ids.forEach((id) => this.hub.drop(id)),
+      () => this.workflowRepair.kick(),
+    );
     this.listener = opts.listen
       ? new NearDueListener({
           clientConfig: opts.listen,

@@ -166,6 +166,7 @@ const HOT: Record<string, string> = {
   LOAD_WINDOW_PAGE: 'window load, repair scan and rebuild on acquisition — one paged statement',
   SCHEDULED_STATUS: 'claim misses: which popped runs are still scheduled',
   EXPIRE_CANCELLED: 'redelivery reaper: runs asked to stop whose lease ended',
+  EXPIRE_UNANSWERED_STEPS: 'redelivery reaper: at-most-once workflow steps not answered within their lease',
   OVERLAP_BLOCKED: "claim misses: runs held back by their job's overlap policy",
   CANCEL_OTHERS: 'claim misses: overlap cancel_other',
   INSERT_OCCURRENCES: 'materialiser pass (and the verbs that make occurrences)',

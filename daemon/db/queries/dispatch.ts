@@ -93,6 +93,34 @@ WHERE r.shard = ANY($1::int[]) AND ${heldShard('r.shard', '$1', '$2')} AND r.sta
        OR (r.lease_expires_at IS NULL AND r.cancel_requested_at < now() - j.lease_ms * interval '1 millisecond'))
 RETURNING r.id`;
 
+/**
+ * expireUnansweredSteps — workflow steps delivered AT_MOST_ONCE whose worker
+ * never answered within the job's lease after the claim (it died, or is
+ * gone): fired → dead, and their job → dead. Never redelivered (that could
+ * run the step twice); the workflow repair pass then ends the step failed and
+ * cascades, like any dead step, so the workflow run ends and can be retried.
+ * At-most-once runs have no lease to renew: a step must answer within
+ * `lease_ms` of its claim. $1 shards int[], $2 fences int8[], $3 limit.
+ * Returns their ids (the hub drops them).
+ */
+export const EXPIRE_UNANSWERED_STEPS = `
+WITH expired AS MATERIALIZED (
+  SELECT r.id FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard
+  WHERE r.shard = ANY($1::int[]) AND r.status = 'fired' AND r.lease_expires_at IS NULL AND r.cancel_requested_at IS NULL
+    AND r.origin = 'workflow' AND j.delivery = 'at_most_once' AND r.claimed_at < now() - j.lease_ms * interval '1 millisecond'
+  ORDER BY r.claimed_at LIMIT $3 FOR UPDATE OF r SKIP LOCKED
+), run_out AS (
+  UPDATE runs r SET status = 'dead', finished_at = date_trunc('milliseconds', now()),
+    error = 'at-most-once step not answered within its lease: not redelivered'
+  FROM expired e WHERE r.id = e.id AND r.shard = ANY($1::int[]) AND ${heldShard('r.shard', '$1', '$2')} AND r.status = 'fired'
+  RETURNING r.id, r.job_id, r.shard
+), job_out AS (
+  UPDATE jobs SET status = 'dead', updated_at = now()
+  FROM run_out WHERE jobs.id = run_out.job_id AND jobs.shard = run_out.shard AND jobs.status = 'active'
+  RETURNING jobs.id
+)
+SELECT id FROM run_out`;
+
 /** Identity of one delivery: $1 run id, $2 fence, $3 deliveries, $7 shard. */
 const DELIVERY_MATCHES = `r.id = $1 AND r.shard = $7 AND r.status = 'fired' AND r.fence = $2 AND r.deliveries = $3`;
 

@@ -1,0 +1,114 @@
+/**
+ * End to end: a workflow step delivered at most once whose worker never
+ * answers (it died, or hangs) is not redelivered — that could run it twice —
+ * and does not hold its workflow run open for ever either. Once its lease
+ * has passed since the claim, the run ends dead (a dead letter), the repair
+ * pass fails the step and cascades upstream_failed downstream, independent
+ * branches finish, the workflow run ends failed, and a partial re-run then
+ * completes it. Before the reaper's EXPIRE_UNANSWERED_STEPS, the step stayed
+ * running and the run never ended.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TimelaneClient, type WorkflowRunWithSteps } from '@timelane/client';
+import type { DaemonProcess } from '../../ops/local/daemon-process.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
+import { closeClient, collectRuns, openClient, startDaemon, stopDaemon, waitForOwnedShards, waitUntil, type RecordingWorker } from '../helpers/e2e.js';
+
+const SHARDS = 2;
+const QUEUE = 'wf-amo';
+const LEASE_MS = 1_000;
+
+let db: TestDatabase;
+const prefix = redisPrefix();
+let daemon: DaemonProcess | undefined;
+let client: TimelaneClient;
+let worker: RecordingWorker;
+/** While true, the `hold` step's handler never returns (its worker is as good as dead). */
+let hang = true;
+/** Handlers left hanging, released at the end so the worker can close. */
+const hanging: (() => void)[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase(SHARDS);
+  daemon = await startDaemon({
+    databaseUrl: db.url,
+    redisUrl: TEST_REDIS_URL,
+    args: ['--member-id', 'wf-amo', '--redis-prefix', prefix, '--reap-interval-ms', '100', '--repair-interval-ms', '500'],
+  });
+  client = openClient(daemon.address);
+  expect(await waitForOwnedShards(client, SHARDS)).toBe(true);
+  worker = collectRuns({
+    address: daemon.address,
+    queues: [QUEUE],
+    handler: async (run) => {
+      if (run.workflow?.step === 'hold' && hang) await new Promise<void>((resolve) => hanging.push(resolve));
+      return `out:${run.workflow?.step ?? ''}`;
+    },
+  });
+});
+
+afterAll(async () => {
+  hanging.forEach((release) => release());
+  await worker?.close();
+  closeClient(client);
+  await stopDaemon(daemon);
+  await deleteRedisPrefix(prefix);
+  await db?.drop();
+});
+
+async function waitForState(id: string, state: string, timeoutMs: number): Promise<WorkflowRunWithSteps> {
+  let last: WorkflowRunWithSteps | undefined;
+  const ok = await waitUntil(async () => {
+    last = await client.getWorkflowRun(id);
+    return last.run.state === state;
+  }, timeoutMs, 50);
+  if (!ok) throw new Error(`workflow run ${id} is ${last?.run.state}, not ${state}: ${JSON.stringify(last?.steps.map((s) => [s.name, s.state]))}`);
+  return last as WorkflowRunWithSteps;
+}
+
+const deliveries = (runId: string, step: string): number =>
+  worker.recorder.receipts.filter((r) => r.run.workflow?.workflowRunId === runId && r.run.workflow.step === step).length;
+
+describe('an at-most-once workflow step whose worker never answers', () => {
+  it('ends dead after its lease (never redelivered), fails the workflow run with a cascade, and a re-run completes it', async () => {
+    const started = await client.startWorkflow({
+      definition: {
+        name: 'amo',
+        steps: [
+          { name: 'a', queue: QUEUE },
+          // Three attempts allowed: an unanswered at-most-once delivery must still not be retried.
+          { name: 'hold', queue: QUEUE, after: ['a'], delivery: 'at_most_once', leaseMs: LEASE_MS, retry: { maxAttempts: 3 } },
+          { name: 'after', queue: QUEUE, after: ['hold'] },
+          { name: 'solo', queue: QUEUE },
+        ],
+      },
+    });
+    const failed = await waitForState(started.id, 'failed', 15_000);
+    const byName = new Map(failed.steps.map((s) => [s.name, s]));
+    expect(Object.fromEntries(failed.steps.map((s) => [s.name, s.state]))).toEqual({ a: 'succeeded', hold: 'failed', after: 'upstream_failed', solo: 'succeeded' });
+    expect(byName.get('hold')?.error).toMatch(/at-most-once step not answered within its lease/);
+    // It ended no sooner than its lease after it reached the worker.
+    const holdReceipt = worker.recorder.receipts.find((r) => r.run.workflow?.workflowRunId === started.id && r.run.workflow.step === 'hold');
+    expect(holdReceipt).toBeDefined();
+    expect(byName.get('hold')!.finishedAtMs).toBeGreaterThanOrEqual(holdReceipt!.run.dueAtMs + LEASE_MS);
+    expect(deliveries(started.id, 'hold')).toBe(1);
+    expect(deliveries(started.id, 'after')).toBe(0);
+
+    // A dead letter, like any run that died.
+    const dead = await client.listDeadRuns({ queue: QUEUE });
+    expect(dead.runs.map((r) => r.id)).toContain(holdReceipt!.run.runId);
+
+    // The hung handler wakes up late: its Complete is refused (the run is dead), nothing changes.
+    hang = false;
+    hanging.splice(0).forEach((release) => release());
+    const retried = await client.retryWorkflowRun(started.id);
+    expect(new Set(retried.stepsReset)).toEqual(new Set(['hold', 'after']));
+    const done = await waitForState(started.id, 'succeeded', 15_000);
+    expect(done.steps.every((s) => s.state === 'succeeded')).toBe(true);
+    expect(deliveries(started.id, 'a')).toBe(1);
+    expect(deliveries(started.id, 'solo')).toBe(1);
+    expect(deliveries(started.id, 'hold')).toBe(2);
+    expect(deliveries(started.id, 'after')).toBe(1);
+  });
+});
