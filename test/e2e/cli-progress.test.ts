@@ -7,17 +7,14 @@
  * progress is printed. The bar drawn on a terminal is checked in
  * test/unit/cli-progress.test.ts.
  */
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker, NonRetryableError, type TimelaneClient, type Worker } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
-import { closeClient, openClient, startDaemon, stopDaemon, waitUntil } from '../helpers/e2e.js';
+import { closeClient, openClient, startDaemon, stopDaemon, waitUntil, runCli, type CliResult } from '../helpers/e2e.js';
 import { track, untrack } from '../helpers/tracked.js';
 
-const CLI = fileURLToPath(new URL('../../dist/clients/cli/cli.js', import.meta.url));
 const SHARDS = 8;
 const DEAD = 600;
 
@@ -62,13 +59,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args, '--address', daemons.get('a')!.address], { timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (...args: string[]): Promise<CliResult> => runCli(daemons.get('a')!.address, args);
 
 /** The "label: done/total" lines of a command's stderr, as [done, total]. */
 function progressOf(stderr: string, label: string): [number, number][] {

@@ -11,8 +11,6 @@
  * cadence; bad rules are refused naming the field and leave the daemon
  * serving.
  */
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobInfo, type RunInfo, type TimelaneClient, timelaneV1 } from '@timelane/client';
@@ -37,6 +35,8 @@ import {
   waitUntil,
   type Receipt,
   type RecordingWorker,
+  runCli,
+  type CliResult,
 } from '../helpers/e2e.js';
 
 const SHARDS = 4;
@@ -45,7 +45,6 @@ const DAY = 86_400_000;
 /** How late a delivery may reach the worker after its due time. */
 const MAX_LATE_MS = 500;
 const QUEUES = ['rec-interval', 'rec-cron', 'rec-ops', 'rec-list', 'rec-bad', 'rec-cli', 'rec-after'];
-const CLI = fileURLToPath(new URL('../../dist/clients/cli/cli.js', import.meta.url));
 const { INVALID_ARGUMENT, FAILED_PRECONDITION } = grpc.status;
 
 let db: TestDatabase;
@@ -140,21 +139,9 @@ async function expectRefused(method: Method, req: object, field: string, code = 
   else expect(err!.details).toContain(field);
 }
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** Runs the built CLI against the test daemon. */
-function cli(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args, '--address', daemon!.address], { timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const cli = (...args: string[]): Promise<CliResult> => runCli(daemon!.address, args);
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 

@@ -12,8 +12,6 @@
  *   as `retry`), and the daemon logs one dead-letter warning per dead run,
  *   naming it.
  */
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NonRetryableError, type RunInfo, type TimelaneClient } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
@@ -30,13 +28,14 @@ import {
   waitForOwnedShards,
   waitUntil,
   type RecordingWorker,
+  runCli,
+  type CliResult,
 } from '../helpers/e2e.js';
 
 const SHARDS = 4;
 const SECOND = 1_000;
 const MINUTE = 60_000;
 const DAY = 86_400_000;
-const CLI = fileURLToPath(new URL('../../dist/clients/cli/cli.js', import.meta.url));
 const DEAD_QUEUE = 'cd-dead';
 const METRICS_QUEUE = 'cd-metrics';
 const DEAD_LOG = 'run is dead (dead letter): no retry left, or not retryable';
@@ -81,20 +80,9 @@ afterAll(async () => {
 
 // ------------------------------------------------------------- helpers ---
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** Runs the built CLI against the test daemon. */
-function cli(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args, '--address', daemon!.address], { timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (...args: string[]): Promise<CliResult> => runCli(daemon!.address, args);
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 

@@ -6,8 +6,6 @@
  * attempt and replayed once (client and CLI); queue limits are set and read
  * (CLI); bad input to the new RPCs is INVALID_ARGUMENT naming the field.
  */
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -24,10 +22,9 @@ import type { AdminClient } from '../../proto/gen/timelane/v1/Admin.js';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
-import { closeClient, closeGrpcClient, daemonProblems, grpcError, openClient, startDaemon, stopDaemon, waitUntil } from '../helpers/e2e.js';
+import { closeClient, closeGrpcClient, daemonProblems, grpcError, openClient, startDaemon, stopDaemon, waitUntil, runCli, type CliResult } from '../helpers/e2e.js';
 import { track, untrack } from '../helpers/tracked.js';
 
-const CLI = fileURLToPath(new URL('../../dist/clients/cli/cli.js', import.meta.url));
 
 let db: TestDatabase;
 const prefix = redisPrefix();
@@ -89,13 +86,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args, '--address', daemon!.address], { timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (...args: string[]): Promise<CliResult> => runCli(daemon!.address, args);
 
 describe('cancel while running', () => {
   it("CancelJob aborts the handler's signal with a CancelledError; the run ends cancelled and is not redelivered", async () => {

@@ -9,11 +9,11 @@
  * running and the run never ended.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TimelaneClient, type WorkflowRunWithSteps } from '@timelane/client';
+import { type TimelaneClient } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
-import { closeClient, collectRuns, openClient, startDaemon, stopDaemon, waitForOwnedShards, waitUntil, type RecordingWorker } from '../helpers/e2e.js';
+import { closeClient, collectRuns, openClient, startDaemon, stopDaemon, waitForOwnedShards, waitForWorkflowState, type RecordingWorker } from '../helpers/e2e.js';
 
 const SHARDS = 2;
 const QUEUE = 'wf-amo';
@@ -57,15 +57,6 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function waitForState(id: string, state: string, timeoutMs: number): Promise<WorkflowRunWithSteps> {
-  let last: WorkflowRunWithSteps | undefined;
-  const ok = await waitUntil(async () => {
-    last = await client.getWorkflowRun(id);
-    return last.run.state === state;
-  }, timeoutMs, 50);
-  if (!ok) throw new Error(`workflow run ${id} is ${last?.run.state}, not ${state}: ${JSON.stringify(last?.steps.map((s) => [s.name, s.state]))}`);
-  return last as WorkflowRunWithSteps;
-}
 
 const deliveries = (runId: string, step: string): number =>
   worker.recorder.receipts.filter((r) => r.run.workflow?.workflowRunId === runId && r.run.workflow.step === step).length;
@@ -84,7 +75,7 @@ describe('an at-most-once workflow step whose worker never answers', () => {
         ],
       },
     });
-    const failed = await waitForState(started.id, 'failed', 15_000);
+    const failed = await waitForWorkflowState(client, started.id, ['failed'], 15_000);
     const byName = new Map(failed.steps.map((s) => [s.name, s]));
     expect(Object.fromEntries(failed.steps.map((s) => [s.name, s.state]))).toEqual({ a: 'succeeded', hold: 'failed', after: 'upstream_failed', solo: 'succeeded' });
     expect(byName.get('hold')?.error).toMatch(/at-most-once step not answered within its lease/);
@@ -104,7 +95,7 @@ describe('an at-most-once workflow step whose worker never answers', () => {
     hanging.splice(0).forEach((release) => release());
     const retried = await client.retryWorkflowRun(started.id);
     expect(new Set(retried.stepsReset)).toEqual(new Set(['hold', 'after']));
-    const done = await waitForState(started.id, 'succeeded', 15_000);
+    const done = await waitForWorkflowState(client, started.id, ['succeeded'], 15_000);
     expect(done.steps.every((s) => s.state === 'succeeded')).toBe(true);
     expect(deliveries(started.id, 'a')).toBe(1);
     expect(deliveries(started.id, 'solo')).toBe(1);

@@ -20,11 +20,9 @@
  *   fired_at is the hand-off the worker was told of; lag = fired − due, even
  *   when a run waited for worker credit.
  */
-import { execFile } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -57,6 +55,9 @@ import {
   waitUntil,
   type Receipt,
   type RecordingWorker,
+  runCli,
+  type CliResult,
+  waitForWorkflowState,
 } from '../helpers/e2e.js';
 
 const SHARDS = 4;
@@ -69,7 +70,6 @@ const RAW = 'wfd-raw';
 const LIMIT = 64 * 1024;
 /** What a handler that "works" spends (a setTimeout: the step's work, not a synchronisation). */
 const WORK_MS = 40;
-const CLI = fileURLToPath(new URL('../../dist/clients/cli/cli.js', import.meta.url));
 const { INVALID_ARGUMENT } = grpc.status;
 
 let db: TestDatabase;
@@ -146,15 +146,8 @@ function onlyReceipt(runId: string, step: string): Receipt {
   return list[0];
 }
 
-async function waitForState(id: string, states: WorkflowRunInfo['state'][], timeoutMs = 15_000): Promise<WorkflowRunWithSteps> {
-  let last: WorkflowRunWithSteps | undefined;
-  const ok = await waitUntil(async () => {
-    last = await client.getWorkflowRun(id, { outputs: true });
-    return states.includes(last.run.state);
-  }, timeoutMs, 25);
-  if (!ok) throw new Error(`workflow run ${id} is ${last?.run.state}, not ${states.join('/')}: ${JSON.stringify(last?.steps.map((s) => [s.name, s.state]))}`);
-  return last as WorkflowRunWithSteps;
-}
+const waitForState = (id: string, states: WorkflowRunInfo['state'][], timeoutMs = 15_000): Promise<WorkflowRunWithSteps> =>
+  waitForWorkflowState(client, id, states, timeoutMs);
 
 const stateOf = (r: WorkflowRunWithSteps): Record<string, string> => Object.fromEntries(r.steps.map((s) => [s.name, s.state]));
 
@@ -170,13 +163,7 @@ const timesOf = (s: WorkflowStepInfo): string =>
 /** The bytes 0, 1, …, 250, 0, 1, … (a pattern a truncation or a shift would break). */
 const patterned = (n: number, mul = 1): Buffer => Buffer.from(Array.from({ length: n }, (_, i) => (i * mul) % 251));
 
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) =>
-    execFile(process.execPath, [CLI, ...args, '--address', (daemon as DaemonProcess).address], (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    ),
-  );
-}
+const cli = (...args: string[]): Promise<CliResult> => runCli((daemon as DaemonProcess).address, args);
 
 /**
  * A started-at-an-instant run, once it succeeded: its root was made at the

@@ -45,6 +45,7 @@ import {
   waitForOwnedShards,
   waitUntil,
   type RecordingWorker,
+  waitForWorkflowState,
 } from '../helpers/e2e.js';
 
 const SHARDS = 4;
@@ -113,15 +114,8 @@ function deliveriesOf(runId: string): Map<string, { run: DeliveredRunInfo; recei
   return out;
 }
 
-async function waitForState(id: string, states: WorkflowRunInfo['state'][], timeoutMs = 20_000): Promise<WorkflowRunWithSteps> {
-  let last: WorkflowRunWithSteps | undefined;
-  const ok = await waitUntil(async () => {
-    last = await client.getWorkflowRun(id, { outputs: true });
-    return states.includes(last.run.state);
-  }, timeoutMs, 25);
-  if (!ok) throw new Error(`workflow run ${id} is ${last?.run.state}, not ${states.join('/')}: ${JSON.stringify(last?.steps.map((s) => [s.name, s.state]))}`);
-  return last as WorkflowRunWithSteps;
-}
+const waitForState = (id: string, states: WorkflowRunInfo['state'][], timeoutMs = 20_000): Promise<WorkflowRunWithSteps> =>
+  waitForWorkflowState(client, id, states, timeoutMs);
 
 const stateOf = (r: WorkflowRunWithSteps): Record<string, string> => Object.fromEntries(r.steps.map((s) => [s.name, s.state]));
 

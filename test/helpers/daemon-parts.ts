@@ -33,6 +33,7 @@ import { LocalPermits } from '../../daemon/dispatch/queue-limits.js';
 import { DEFAULT_CLAIM_AHEAD_MS } from '../../daemon/config.js';
 import { SchedulingService, type ScheduleInput } from '../../daemon/scheduling/scheduling-service.js';
 import { RecurringService } from '../../daemon/recurring/recurring-service.js';
+import type { Recurrence } from '../../daemon/recurring/recurrence.js';
 import type { LeaseBackend } from '../../daemon/coord/lease.js';
 import { PostgresLeaseBackend } from '../../daemon/coord/pg-lease.js';
 import { RedisLeaseBackend } from '../../daemon/coord/redis-lease.js';
@@ -185,6 +186,21 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs:
 }
 
 /** A schedule request with sane defaults. */
+/** An interval recurrence every `ms` (no phase, jitter, bounds or limit; allow_all; fire_all catch-up over 5 min, 100 runs), with `over` applied. */
+export function intervalRecurrence(ms: number, over: Partial<Recurrence> = {}): Recurrence {
+  return {
+    cadence: { kind: 'interval', everyMs: ms, phaseMs: 0 },
+    startAtMs: null,
+    endAtMs: null,
+    jitterMs: 0,
+    limit: null,
+    overlap: 'allow_all',
+    catchUp: { windowMs: 300_000, mode: 'fire_all', maxRuns: 100 },
+    pauseOnFailure: false,
+    ...over,
+  };
+}
+
 export function scheduleInput(dueAtMs: number, over: Partial<ScheduleInput> = {}): ScheduleInput {
   return {
     namespace: 'default',

@@ -5,7 +5,9 @@
  * unregistered when stopped, so the leak guard catches a test that forgets.
  */
 import { OPTION_SPECS } from '../../daemon/config.js';
+import { execFile } from 'node:child_process';
 import net from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client as GrpcClient, ServiceError } from '@grpc/grpc-js';
 import { DaemonProcess, type DaemonProcessOptions } from '../../ops/local/daemon-process.js';
@@ -17,6 +19,8 @@ import {
   TimelaneClient,
   type Worker,
   type WorkerOptions,
+  type WorkflowRunInfo,
+  type WorkflowRunWithSteps,
   type WorkStream,
 } from '@timelane/client';
 import { track, untrack } from './tracked.js';
@@ -267,3 +271,42 @@ export async function waitForOwnedShards(client: TimelaneClient, count: number, 
  * before a kill can show a `fired_at` up to this much after it.
  */
 export const CLAIM_AHEAD_MS = Number(OPTION_SPECS.find((s) => s.key === 'claimAheadMs')?.default ?? 0);
+
+/** The built CLI (`npm run build`). */
+export const CLI_PATH = fileURLToPath(new URL('../../dist/clients/cli/cli.js', import.meta.url));
+
+export interface CliResult {
+  /** Exit code; -1 when it was killed (timeout) or could not start. */
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI against the daemon at `address`; resolves with its exit code and output, never rejects. */
+export function runCli(address: string, args: readonly string[], timeoutMs = 30_000): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI_PATH, ...args, '--address', address], { timeout: timeoutMs }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Polls GetWorkflowRun until the run is in one of `states`; throws with the steps' states if it is not by `timeoutMs`. */
+export async function waitForWorkflowState(
+  client: TimelaneClient,
+  id: string,
+  states: readonly WorkflowRunInfo['state'][],
+  timeoutMs = 20_000,
+): Promise<WorkflowRunWithSteps> {
+  let last: WorkflowRunWithSteps | undefined;
+  const ok = await waitUntil(
+    async () => {
+      last = await client.getWorkflowRun(id, { outputs: true });
+      return states.includes(last.run.state);
+    },
+    timeoutMs,
+    25,
+  );
+  if (!ok) throw new Error(`workflow run ${id} is ${last?.run.state}, not ${states.join('/')}: ${JSON.stringify(last?.steps.map((s) => [s.name, s.state]))}`);
+  return last as WorkflowRunWithSteps;
+}

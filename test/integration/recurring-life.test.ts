@@ -30,7 +30,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { DaemonParts, scheduleInput, waitFor, type PartsOptions } from '../helpers/daemon-parts.js';
+import { DaemonParts, intervalRecurrence, scheduleInput, waitFor, type PartsOptions } from '../helpers/daemon-parts.js';
 import type { Recurrence } from '../../daemon/recurring/recurrence.js';
 import { RecurringService } from '../../daemon/recurring/recurring-service.js';
 import { RUN_COLUMNS, type RunRow } from '../../daemon/db/queries/columns.js';
@@ -51,19 +51,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function every(ms: number, over: Partial<Recurrence> = {}): Recurrence {
-  return {
-    cadence: { kind: 'interval', everyMs: ms, phaseMs: 0 },
-    startAtMs: null,
-    endAtMs: null,
-    jitterMs: 0,
-    limit: null,
-    overlap: 'allow_all',
-    catchUp: { windowMs: 300_000, mode: 'fire_all', maxRuns: 100 },
-    pauseOnFailure: false,
-    ...over,
-  };
-}
+const every = intervalRecurrence;
 
 const MINUTE = 60_000;
 

@@ -9,7 +9,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { DaemonParts, scheduleInput, waitFor } from '../helpers/daemon-parts.js';
+import { DaemonParts, intervalRecurrence, scheduleInput, waitFor } from '../helpers/daemon-parts.js';
 import type { Recurrence } from '../../daemon/recurring/recurrence.js';
 import { makeOccurrences } from '../../daemon/recurring/occurrences.js';
 import type { RunRow } from '../../daemon/db/queries/columns.js';
@@ -28,19 +28,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function every(ms: number, over: Partial<Recurrence> = {}): Recurrence {
-  return {
-    cadence: { kind: 'interval', everyMs: ms, phaseMs: 0 },
-    startAtMs: null,
-    endAtMs: null,
-    jitterMs: 0,
-    limit: null,
-    overlap: 'allow_all',
-    catchUp: { windowMs: 300_000, mode: 'fire_all', maxRuns: 100 },
-    pauseOnFailure: false,
-    ...over,
-  };
-}
+const every = intervalRecurrence;
 
 async function start(): Promise<DaemonParts> {
   parts = new DaemonParts({ db: db.pool, shardCount: 1, windowMs: 3_000, loadIntervalMs: 200 });
