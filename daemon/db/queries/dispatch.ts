@@ -95,20 +95,27 @@ RETURNING r.id`;
 
 /**
  * expireUnansweredSteps — workflow steps delivered AT_MOST_ONCE whose worker
- * never answered within the job's lease after the claim (it died, or is
+ * never answered within the job's lease after the hand-off (it died, or is
  * gone): fired → dead, and their job → dead. Never redelivered (that could
  * run the step twice); the workflow repair pass then ends the step failed and
  * cascades, like any dead step, so the workflow run ends and can be retried.
- * At-most-once runs have no lease to renew: a step must answer within
- * `lease_ms` of its claim. $1 shards int[], $2 fences int8[], $3 limit.
+ * The lease counts from `fired_at` (the hand-off: written a second after it,
+ * or when the stream closes), so a step waiting in the daemon for a worker or
+ * for its queue's limits is not touched. A step claimed under an older fence
+ * and never handed out (its owner died or let the shard go with it parked)
+ * will never be: it ends the same way once its lease has passed since the
+ * claim. At-most-once runs have no lease to renew: a step must answer within
+ * `lease_ms` of its hand-off. $1 shards int[], $2 fences int8[], $3 limit.
  * Returns their ids (the hub drops them).
  */
 export const EXPIRE_UNANSWERED_STEPS = `
 WITH expired AS MATERIALIZED (
   SELECT r.id FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard
-  WHERE r.shard = ANY($1::int[]) AND r.status = 'fired' AND r.lease_expires_at IS NULL AND r.cancel_requested_at IS NULL
-    AND r.origin = 'workflow' AND j.delivery = 'at_most_once' AND r.claimed_at < now() - j.lease_ms * interval '1 millisecond'
-  ORDER BY r.claimed_at LIMIT $3 FOR UPDATE OF r SKIP LOCKED
+  WHERE r.shard = ANY($1::int[]) AND r.status = 'fired' AND r.lease_expires_at IS NULL AND r.origin = 'workflow'
+    AND r.cancel_requested_at IS NULL AND j.delivery = 'at_most_once'
+    AND (r.fired_at < now() - j.lease_ms * interval '1 millisecond'
+         OR (r.fired_at IS NULL AND r.fence <> ${fenceOf('r.shard', '$1', '$2')} AND r.claimed_at < now() - j.lease_ms * interval '1 millisecond'))
+  ORDER BY r.id LIMIT $3 FOR UPDATE OF r SKIP LOCKED
 ), run_out AS (
   UPDATE runs r SET status = 'dead', finished_at = date_trunc('milliseconds', now()),
     error = 'at-most-once step not answered within its lease: not redelivered'
