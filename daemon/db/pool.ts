@@ -32,6 +32,9 @@ export function clientConfig(opts: DbOptions): pg.ClientConfig {
     options: `-c search_path=${opts.schema},public`,
     connectionTimeoutMillis: 5_000,
     keepAlive: true,
+    // Engine connections stay open while idle: probe them well before a NAT or
+    // firewall idle timeout could drop one silently (the OS default is 2 h).
+    keepAliveInitialDelayMillis: 10_000,
   };
 }
 
@@ -70,23 +73,36 @@ export async function queryPrepared<R extends pg.QueryResultRow>(db: Queryable, 
 
 /**
  * Opens every connection of `db` and plans each statement on each of them
- * (EXPLAIN with the given parameters: planned, not run). A new backend's
- * first plan loads the catalog entries of every table and index it touches;
- * without this the engine paid that on its first claims and answers, in the
- * first second of a burst (cold burst at 10,000/s: second-0 lag p50 95–120 ms
- * → 25–33 ms). Pair with `keepOpen` so the primed connections stay.
+ * (EXPLAIN with the given parameters: planned, not run; at most 2 s each). A
+ * new backend's first plan loads the catalog entries of every table and
+ * index it touches; primed, the engine's first claims and answers do not.
+ * Pair with `keepOpen` so the primed connections stay. Rejects if any
+ * connection or plan failed (every client is released either way).
  */
 export async function primeConnections(db: Db, statements: readonly { text: string; values: unknown[] }[]): Promise<void> {
   const clients: pg.PoolClient[] = [];
+  // A client whose priming failed is released with its error: the pool drops it rather than reuse it.
+  const broken = new Map<pg.PoolClient, Error>();
   try {
     for (let i = 0; i < db.options.max; i++) clients.push(await db.connect());
-    await Promise.all(clients.map(async (c) => {
-      for (const s of statements) await c.query(`EXPLAIN ${s.text}`, s.values);
-    }));
+    await Promise.all(
+      clients.map(async (c) => {
+        try {
+          await c.query('BEGIN');
+          await c.query(`SET LOCAL statement_timeout = 2000`);
+          for (const s of statements) await c.query(`EXPLAIN ${s.text}`, s.values);
+          await c.query('ROLLBACK');
+        } catch (err) {
+          broken.set(c, err instanceof Error ? err : new Error(String(err)));
+        }
+      }),
+    );
+    const first = broken.values().next();
+    if (!first.done) throw first.value;
   } catch (err) {
     throw mapStorageError(err);
   } finally {
-    clients.forEach((c) => c.release());
+    clients.forEach((c) => c.release(broken.get(c)));
   }
 }
 

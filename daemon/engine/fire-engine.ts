@@ -247,14 +247,19 @@ export class FireEngine {
   /**
    * Opens the claim and answer connections and plans their statements once,
    * so the first claims of a burst do not pay a new backend's catalog loads.
-   * Before start(); the pools keep these connections open.
+   * Before start(); the pools keep these connections open. Best effort: a
+   * failure (Postgres slow, near its connection limit, a migration holding a
+   * lock) is logged and the engine starts anyway, connecting as it goes.
    */
   async prime(): Promise<void> {
     const none: unknown[] = [];
-    await Promise.all([
+    const results = await Promise.allSettled([
       primeConnections(this.opts.pools.claim, [{ text: CLAIM_RUNS, values: [none, none, none, 0, 0] }]),
       primeConnections(this.opts.pools.answer, [{ text: COMPLETE_RUNS, values: [none, none, none, none, none] }]),
     ]);
+    for (const r of results) {
+      if (r.status === 'rejected') this.opts.log.warn({ err: String(r.reason) }, 'could not prime the engine connections: starting without');
+    }
   }
 
   start(): void {

@@ -252,7 +252,7 @@ describe('workflow details', () => {
     writeFileSync(file, JSON.stringify(definition('cli-at', { root: [], child: ['root'] })));
     try {
       // A CLI process takes a while to start on a busy machine: a wider margin than the client's.
-      const at = Date.now() + 2_500;
+      const at = Date.now() + 5_000;
       const res = await cli('workflow', 'start', '--file', file, '--at', new Date(at).toISOString(), '--json');
       expect(res.code, res.stderr).toBe(0);
       await expectStartedAt(JSON.parse(res.stdout) as WorkflowRunInfo, at);

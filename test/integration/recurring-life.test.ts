@@ -109,8 +109,8 @@ describe('start and end', () => {
     // materialiser — not Schedule — makes every occurrence and meets the end.
     const p = await start({ windowMs: 1_000 });
     const P = 200;
-    // 2 s ahead: a full second beyond Schedule's horizon even if the machine stalls before Schedule runs.
-    const startAt = Math.ceil((Date.now() + 2_000) / P) * P; // on the lattice: the start itself is an occurrence
+    // 3.5 s ahead: beyond Schedule's horizon even if a loaded machine stalls for 2 s before Schedule runs.
+    const startAt = Math.ceil((Date.now() + 3_500) / P) * P; // on the lattice: the start itself is an occurrence
     const endAt = startAt + 5 * P; // and so is the end
     const jobId = await createJob(p, every(P, { startAtMs: startAt, endAtMs: endAt }));
     expect(await runsOf(jobId)).toHaveLength(0); // nothing within Schedule's horizon
