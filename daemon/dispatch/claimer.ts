@@ -15,10 +15,21 @@
  * second claim misses them, CLAIMED_IN_DOUBT finds the ones that first claim
  * did fire — ours, never handed out — and they are delivered then. Without
  * that an at-most-once run would stay fired and never reach a worker.
+ *
+ * Room is per queue (DeliveryHub.fullQueues): the claim leaves the runs of a
+ * queue whose parked runs fill its room scheduled, and they wait here, held
+ * by queue, until that queue has room again. The heap does not know a run's
+ * queue; the claim finds out. So a slow, limited or unserved queue never
+ * holds back the claims of the others.
+ *
+ * States of a popped run: pending (waiting for a claim slot or room) →
+ * claiming → delivered, or missed (explained, maybe offered back), or held
+ * (its queue full) → pending again when the queue has room. A run is in at
+ * most one of pending, claiming, held.
  */
 import type { Db } from '../db/pool.js';
 import { query, withClient } from '../db/pool.js';
-import { CLAIM_RUNS, CLAIMED_IN_DOUBT } from '../db/queries/dispatch.js';
+import { CLAIM_RUNS, CLAIMED_IN_DOUBT, HELD_BACK } from '../db/queries/dispatch.js';
 import { SCHEDULED_STATUS, type WindowRow } from '../db/queries/window.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { Logger } from '../log.js';
@@ -26,7 +37,7 @@ import type { Metrics } from '../metrics.js';
 import { runRefOf, type RunRef } from '../run-ref.js';
 import { dropStaleShards, type ShardFences } from '../coord/fence.js';
 import { CANCEL_OTHERS, OVERLAP_BLOCKED } from '../db/queries/recurring.js';
-import { plainArray } from '../scheduling/pg-arrays.js';
+import { plainArray, textArray } from '../scheduling/pg-arrays.js';
 
 export type { ShardFences } from '../coord/fence.js';
 
@@ -53,6 +64,23 @@ export interface ClaimDeps {
    * their lateness shows, and no lease runs out before the hand-out. @defaultValue unbounded
    */
   room?: () => number;
+  /** Queues whose room in delivery is used up (DeliveryHub.fullQueues): the claim leaves their runs scheduled. @defaultValue none */
+  fullQueues?: () => readonly string[];
+  /** How many more runs of a queue delivery can take (DeliveryHub.roomFor). @defaultValue unbounded */
+  roomFor?: (queue: string) => number;
+}
+
+/** A run the claim left scheduled because its queue had no room. */
+interface HeldRun extends RunRef {
+  queue: string;
+}
+
+interface HeldBackRow {
+  id: number;
+  shard: number;
+  queue: string;
+  priority: number;
+  due_at_ms: number;
 }
 
 const RETRY_AFTER_ERROR_MS = 250;
@@ -82,7 +110,11 @@ export class Claimer {
    * again, and any one of them may be the claim that committed.
    */
   private readonly inDoubt = new Map<number, number[]>();
-  /** Set while pending runs wait for delivery room. */
+  /** Runs the claim left for their full queue, by queue, earliest first; by run id. */
+  private readonly held = new Map<string, Map<number, HeldRun>>();
+  /** Held runs let go and inside a claim now, by queue: they take their queue's room until delivered. */
+  private readonly unheldClaiming = new Map<string, number>();
+  /** Set while pending or held runs wait for delivery room. */
   private roomTimer: NodeJS.Timeout | undefined;
   /** Drained (the daemon is stopping): claims nothing more. */
   private draining = false;
@@ -103,13 +135,22 @@ export class Claimer {
     clearTimeout(this.roomTimer);
     this.roomTimer = undefined;
     this.pending.clear();
+    this.held.clear();
     while (this.inFlight > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  /** Runs held back for their queue's room (a gauge for tests and metrics). */
+  get heldBack(): number {
+    let n = 0;
+    for (const m of this.held.values()) n += m.size;
+    return n;
   }
 
   /** Called from the timer with everything due now. Must stay cheap: the write is async. */
   fire(entries: readonly RunRef[], firedAtWallMs: number): void {
     for (const e of entries) {
       if (this.claiming.has(e.runId)) continue;
+      if (this.held.size > 0 && this.isHeld(e.runId)) continue; // offered again (a repair scan): it waits for its queue
       const fence = this.deps.fences.fenceOf(e.shard);
       if (fence === undefined) continue;
       if (!this.deps.fences.isValid(e.shard)) {
@@ -124,32 +165,60 @@ export class Claimer {
     this.flush();
   }
 
+  private isHeld(runId: number): boolean {
+    for (const m of this.held.values()) if (m.has(runId)) return true;
+    return false;
+  }
+
+  /** Held runs whose queue has room again, up to that room, earliest first (they are out of `held` after this). */
+  private takeUnheld(): HeldRun[] {
+    const out: HeldRun[] = [];
+    for (const [queue, m] of this.held) {
+      let room = (this.deps.roomFor?.(queue) ?? Infinity) - (this.unheldClaiming.get(queue) ?? 0);
+      for (const [id, r] of m) {
+        if (room-- <= 0) break;
+        m.delete(id);
+        out.push(r);
+      }
+      if (m.size === 0) this.held.delete(queue);
+    }
+    return out;
+  }
+
+  /** While runs wait for room, looks again shortly. */
+  private pollForRoom(): void {
+    this.roomTimer ??= setTimeout(() => {
+      this.roomTimer = undefined;
+      this.flush();
+    }, ROOM_POLL_MS).unref();
+  }
+
   private flush(): void {
-    if (this.draining || this.pending.size === 0 || this.inFlight >= MAX_CLAIMS_IN_FLIGHT) return;
+    if (this.draining || (this.pending.size === 0 && this.held.size === 0) || this.inFlight >= MAX_CLAIMS_IN_FLIGHT) return;
+    // Held runs first (they are the most overdue), each bounded by its own queue's room.
+    const unheld = this.held.size > 0 ? this.takeUnheld() : [];
+    const runs: RunRef[] = [...unheld];
     // Runs inside a claim now are not in delivery yet: they take room too.
     const room = (this.deps.room?.() ?? Infinity) - this.claiming.size;
-    if (room <= 0) {
-      this.roomTimer ??= setTimeout(() => {
-        this.roomTimer = undefined;
-        this.flush();
-      }, ROOM_POLL_MS).unref();
+    if (room <= 0 && runs.length === 0) {
+      if (this.pending.size > 0 || this.held.size > 0) this.pollForRoom();
       return;
     }
     const firedAt = this.pendingFiredAt;
-    let runs: RunRef[];
     if (this.pending.size <= room) {
-      runs = [...this.pending.values()];
+      for (const r of this.pending.values()) runs.push(r);
       this.pending = new Map();
       this.pendingFiredAt = 0;
-    } else {
+    } else if (room > 0) {
       // The earliest first: pending keeps the lane's fire order (deadline, then priority).
-      runs = [];
+      let taken = 0;
       for (const r of this.pending.values()) {
-        if (runs.length >= room) break;
+        if (taken++ >= room) break;
         runs.push(r);
+        this.pending.delete(r.runId);
       }
-      for (const r of runs) this.pending.delete(r.runId);
     }
+    if (this.held.size > 0) this.pollForRoom();
     // Fences are read now, not at pop time: a shard dropped meanwhile fires nothing.
     const fences = new Map<number, number>();
     const batch: RunRef[] = [];
@@ -161,15 +230,22 @@ export class Claimer {
       this.claiming.add(r.runId);
     }
     if (batch.length === 0) return;
+    const full = this.deps.fullQueues?.() ?? [];
+    for (const r of unheld) this.unheldClaiming.set(r.queue, (this.unheldClaiming.get(r.queue) ?? 0) + 1);
     this.inFlight++;
-    void this.claim(batch, fences, firedAt).finally(() => {
+    void this.claim(batch, fences, firedAt, full).finally(() => {
       this.inFlight--;
       for (const r of batch) this.claiming.delete(r.runId);
+      for (const r of unheld) {
+        const n = (this.unheldClaiming.get(r.queue) ?? 1) - 1;
+        if (n > 0) this.unheldClaiming.set(r.queue, n);
+        else this.unheldClaiming.delete(r.queue);
+      }
       this.flush();
     });
   }
 
-  private async claim(runs: RunRef[], fences: Map<number, number>, firedAtWallMs: number): Promise<void> {
+  private async claim(runs: RunRef[], fences: Map<number, number>, firedAtWallMs: number, full: readonly string[]): Promise<void> {
     const ids = runs.map((r) => r.runId);
     const shards = [...fences.keys()];
     let claimed: FiredRunRow[];
@@ -179,7 +255,7 @@ export class Claimer {
       // pool (or for Postgres to come back) shows in the recorded lag.
       ({ rows: claimed } = await withClient(this.deps.db, (c) => {
         at = Math.floor(Math.max(firedAtWallMs, this.deps.wallNow()));
-        return query<FiredRunRow>(c, CLAIM_RUNS, [ids, shards, shards.map((s) => fences.get(s)), at, this.deps.claimAheadMs ?? 0]);
+        return query<FiredRunRow>(c, CLAIM_RUNS, [ids, shards, shards.map((s) => fences.get(s)), at, this.deps.claimAheadMs ?? 0, full.length > 0 ? textArray(full) : '{}']);
       }));
     } catch (err) {
       // Sent (a connection was in hand): it may have committed.
@@ -206,11 +282,37 @@ export class Claimer {
     }
     if (claimed.length < ids.length) {
       const got = new Set(claimed.map((r) => r.id));
+      const missed = runs.filter((r) => !got.has(r.runId));
       // Detached: the claim slot is free for the next batch meanwhile.
-      void this.explainMisses(runs.filter((r) => !got.has(r.runId)), fences).catch((err: unknown) =>
-        this.deps.log.warn({ err: String(err) }, 'could not check claim misses'),
-      );
+      void (full.length > 0 ? this.holdBack(missed, full) : Promise.resolve(missed))
+        .then((rest) => (rest.length > 0 ? this.explainMisses(rest, fences) : undefined))
+        .catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'could not check claim misses'));
     }
+  }
+
+  /**
+   * Of the runs a claim missed, keeps those it left for their full queue
+   * (held until the queue has room); returns the others. Should the lookup
+   * fail, all of them are explained as misses (those still scheduled are
+   * offered back, and claimed again later).
+   */
+  private async holdBack(missed: RunRef[], full: readonly string[]): Promise<RunRef[]> {
+    const shards = [...new Set(missed.map((m) => m.shard))];
+    const { rows } = await query<HeldBackRow>(this.deps.readDb, HELD_BACK, [
+      plainArray(missed.map((m) => m.runId)),
+      plainArray(shards),
+      textArray(full),
+    ]);
+    if (rows.length === 0 || this.draining) return missed;
+    const kept = new Set<number>();
+    for (const r of rows) {
+      let m = this.held.get(r.queue);
+      if (!m) this.held.set(r.queue, (m = new Map()));
+      m.set(r.id, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority, queue: r.queue });
+      kept.add(r.id);
+    }
+    this.pollForRoom();
+    return missed.filter((m) => !kept.has(m.runId));
   }
 
   /** Delivers the missed runs an earlier, errored claim did fire; returns the others. */

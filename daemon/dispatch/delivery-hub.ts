@@ -30,6 +30,12 @@ const PERMIT_RETRY_MS = 20;
 const PERMIT_MAX_MS = 3_600_000;
 /** room() with no stream, or little credit: claims go on, in batches of at most this many. */
 const MIN_ROOM = 1_000;
+/**
+ * room() never falls below this: a queue just short of full (its worker slow,
+ * or its permits scarce) must not shrink every other queue's claims to a few
+ * runs each. A queue can go this far past its room before it counts as full.
+ */
+export const MIN_CLAIM_BATCH = 100;
 
 /** A delivery in flight on a stream: its reference, and when it was handed to the stream. */
 export interface DeliveryIdentity extends KnownHandOff {
@@ -104,21 +110,49 @@ export class DeliveryHub {
   }
 
   /**
-   * How many more claimed runs to take now: twice the credit of the open
-   * streams (at least MIN_ROOM), less the runs already waiting for it. A
-   * claim beyond that only parks runs here with their leases running: when
-   * 98,000 runs came due at once, claims outran the workers by half a minute,
-   * leases ran out while the runs waited, and the redeliveries and lease
-   * renewals buried the daemon. Runs of a queue no stream takes do not count:
-   * they must not hold back the queues that are being worked.
+   * How many runs of `queue` may wait here for credit (or a permit): twice
+   * the credit of the streams that take the queue, at least MIN_ROOM. A claim
+   * beyond that only parks runs here with their leases running: when 98,000
+   * runs came due at once, claims outran the workers by half a minute, leases
+   * ran out while the runs waited, and the redeliveries and lease renewals
+   * buried the daemon.
+   */
+  private capOf(queue: string): number {
+    let credit = 0;
+    for (const st of this.byQueue.get(queue) ?? []) credit += st.sink.credit;
+    if (queue !== ALL_QUEUES) for (const st of this.byQueue.get(ALL_QUEUES) ?? []) credit += st.sink.credit;
+    return Math.max(MIN_ROOM, 2 * credit);
+  }
+
+  /** How many more runs of `queue` may be parked now (≤ 0: the queue is full; the claim holds its runs back). */
+  roomFor(queue: string): number {
+    return this.capOf(queue) - (this.ready.get(queue)?.size ?? 0);
+  }
+
+  /**
+   * Queues whose parked runs fill their room: the claim leaves their runs
+   * scheduled, so a slow, limited or unserved queue never holds back the
+   * claims of the others (the room is per queue, not shared).
+   */
+  fullQueues(): string[] {
+    const out: string[] = [];
+    for (const [queue, q] of this.ready) if (q.size > 0 && q.size >= this.capOf(queue)) out.push(queue);
+    return out;
+  }
+
+  /**
+   * How many more claimed runs to take now, whatever their queue: twice the
+   * credit of the open streams (at least MIN_ROOM), less the runs waiting for
+   * it in queues that are not full. A full queue's parked runs do not count:
+   * its runs are held back by the claim itself (fullQueues), and must not
+   * stop the claims of the queues being worked.
    */
   room(): number {
     let credit = 0;
     for (const st of this.streams.values()) credit += st.sink.credit;
-    const anyQueue = this.byQueue.has(ALL_QUEUES);
     let waiting = 0;
-    for (const [queue, q] of this.ready) if (anyQueue || this.byQueue.has(queue)) waiting += q.size;
-    return Math.max(MIN_ROOM, 2 * credit) - waiting;
+    for (const [queue, q] of this.ready) if (q.size < this.capOf(queue)) waiting += q.size;
+    return Math.max(MIN_CLAIM_BATCH, Math.max(MIN_ROOM, 2 * credit) - waiting);
   }
 
   /** Worker streams registered (in-process sinks, which have negative ids, are not counted). */

@@ -177,6 +177,9 @@ export class FireEngine {
       claimAheadMs: opts.claimAheadMs,
       // Runs claimed ahead and held for their due time are on their way to delivery too.
       room: () => this.hub.room() - this.gate.size,
+      // Room is per queue: a full queue's runs are left scheduled by the claim, and the others go on.
+      fullQueues: () => this.hub.fullQueues(),
+      roomFor: (queue) => this.hub.roomFor(queue),
     });
     // 4. The release gate holds claimed runs until they are due, then 5.
     this.gate = new ReleaseGate(
@@ -254,7 +257,7 @@ export class FireEngine {
   async prime(): Promise<void> {
     const none: unknown[] = [];
     const results = await Promise.allSettled([
-      primeConnections(this.opts.pools.claim, [{ text: CLAIM_RUNS, values: [none, none, none, 0, 0] }]),
+      primeConnections(this.opts.pools.claim, [{ text: CLAIM_RUNS, values: [none, none, none, 0, 0, '{}'] }]),
       primeConnections(this.opts.pools.answer, [{ text: COMPLETE_RUNS, values: [none, none, none, none, none] }]),
     ]);
     for (const r of results) {

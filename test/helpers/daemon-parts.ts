@@ -276,7 +276,7 @@ export async function insertRuns(db: Db, shard: number, dueAtMs: readonly number
 
 /** Runs CLAIM_RUNS directly: what a claimer holding `fence` on `shard` would get. */
 export async function claimDirect(db: Db, ids: readonly number[], shard: number, fence: number, atWallMs = Date.now()): Promise<FiredRunRow[]> {
-  const { rows } = await db.query<FiredRunRow>(CLAIM_RUNS, [[...ids], [shard], [fence], Math.floor(atWallMs), 0]);
+  const { rows } = await db.query<FiredRunRow>(CLAIM_RUNS, [[...ids], [shard], [fence], Math.floor(atWallMs), 0, '{}']);
   return rows;
 }
 

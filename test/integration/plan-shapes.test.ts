@@ -101,7 +101,7 @@ afterAll(async () => {
 describe('batch statements cost their batch', () => {
   it('a claim of 2,000 runs on 64 held shards reads each run once', async () => {
     const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM runs WHERE status = 'scheduled' ORDER BY random() LIMIT ${BATCH}`);
-    const plan = await analyze(CLAIM_RUNS, [rows.map((r) => r.id), ALL_SHARDS, FENCES, Date.now(), 0]);
+    const plan = await analyze(CLAIM_RUNS, [rows.map((r) => r.id), ALL_SHARDS, FENCES, Date.now(), 0, '{}']);
     expect(written(plan, 'runs')).toBe(BATCH);
     // One visit per claimed run (a nested loop on the fence read them 64 times: 128,000).
     expect(visited(plan, 'runs').rows).toBeLessThanOrEqual(BATCH);

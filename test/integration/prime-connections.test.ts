@@ -38,7 +38,7 @@ describe('primeConnections', () => {
     pool = createPool({ ...db.opts, url: url.toString(), poolSize: 3, keepOpen: true });
     expect(pool.totalCount).toBe(0);
 
-    await primeConnections(pool, [{ text: CLAIM_RUNS, values: [[], [], [], 0, 0] }]);
+    await primeConnections(pool, [{ text: CLAIM_RUNS, values: [[], [], [], 0, 0, '{}'] }]);
 
     expect(pool.totalCount).toBe(3);
     expect(pool.idleCount).toBe(3);

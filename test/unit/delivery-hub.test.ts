@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FiredRunRow } from '../../daemon/db/queries/columns.js';
-import { DeliveryHub, type WorkerSink } from '../../daemon/dispatch/delivery-hub.js';
+import { ALL_QUEUES, DeliveryHub, MIN_CLAIM_BATCH, type WorkerSink } from '../../daemon/dispatch/delivery-hub.js';
 
 function run(id: number, over: Partial<FiredRunRow> = {}): FiredRunRow {
   return {
@@ -223,5 +223,44 @@ describe('DeliveryHub', () => {
     hub.register(w);
     hub.deliver(run(2));
     expect(sent).toEqual([1, 2]);
+  });
+
+  it('room is per queue: a full queue is held back by name, and its parked runs do not shrink the room of the others', () => {
+    const hub = new DeliveryHub();
+    const slow = sink(5, ['slow']);
+    const fast = sink(100, ['fast']);
+    hub.register(slow);
+    hub.register(fast);
+    // 2 × (5 + 100) = 210 < MIN_ROOM: the room starts at a thousand, for any queue.
+    expect(hub.room()).toBe(1_000);
+    for (let i = 1; i <= 5 + 600; i++) hub.deliver(run(i, { queue: 'slow' }));
+    // 600 parked, short of slow's room of 1,000: they count.
+    expect(hub.fullQueues()).toEqual([]);
+    expect(hub.roomFor('slow')).toBe(400);
+    expect(hub.room()).toBe(400);
+    for (let i = 606; i <= 5 + 950; i++) hub.deliver(run(i, { queue: 'slow' }));
+    // Nearly full: the shared room never falls below MIN_CLAIM_BATCH.
+    expect(hub.room()).toBe(MIN_CLAIM_BATCH);
+    for (let i = 956; i <= 5 + 1_000; i++) hub.deliver(run(i, { queue: 'slow' }));
+    // Full: the claim holds slow back by name, and the others get the whole room again.
+    expect(hub.fullQueues()).toEqual(['slow']);
+    expect(hub.roomFor('slow')).toBe(0);
+    expect(hub.room()).toBe(1_000);
+    expect(hub.roomFor('fast')).toBe(1_000);
+    // As slow's worker answers, its room comes back a run at a time.
+    hub.settle(slow.id, 1);
+    expect(hub.fullQueues()).toEqual([]);
+    expect(hub.roomFor('slow')).toBe(1);
+  });
+
+  it('a queue no stream takes is full at MIN_ROOM parked runs; a stream for every queue counts toward each queue', () => {
+    const hub = new DeliveryHub();
+    for (let i = 1; i <= 1_000; i++) hub.deliver(run(i, { queue: 'nobody' }));
+    expect(hub.fullQueues()).toEqual(['nobody']);
+    const all = sink(800, [ALL_QUEUES]);
+    hub.register(all);
+    // Its credit of 800 makes room for 1,600 of each queue.
+    expect(hub.roomFor('nobody')).toBe(1_600 - 1_000);
+    expect(hub.fullQueues()).toEqual([]);
   });
 });

@@ -23,9 +23,10 @@ const OUR_FENCE = fenceOf('r.shard', '$2', '$3');
 
 /**
  * claimRuns — fire due runs. $1 run ids int8[], $2 shards int[], $3 their
- * fences int8[], $4 claim time (local wall, epoch ms), $5 claim-ahead ms.
+ * fences int8[], $4 claim time (local wall, epoch ms), $5 claim-ahead ms, $6
+ * queues held back text[] (delivery has no room for them: HELD_BACK).
  * A run is claimed only if still scheduled, due by $4 + $5 (a rescheduled-later
- * run is skipped) and its shard's fence matches. `claimed_at` records the
+ * run is skipped), not of a held-back queue, and its shard's fence matches. `claimed_at` records the
  * claim as it happened; `fired_at` (the hand-off to a worker stream) is not
  * known yet and is written later (RECORD_HAND_OFFS, or with the answer).
  * AT_MOST_ONCE runs get no lease: they are recorded as delivered here and
@@ -39,9 +40,21 @@ UPDATE runs r SET status = 'fired', claimed_at = to_timestamp($4::int8 / 1000.0)
   lease_expires_at = CASE WHEN j.delivery = 'at_most_once' THEN NULL ELSE now() + j.lease_ms * interval '1 millisecond' END
 FROM jobs j
 WHERE r.id = ANY($1::int8[]) AND r.status = 'scheduled' AND r.shard = ANY($2::int[]) AND ${HELD}
-  AND r.due_at <= to_timestamp(($4::int8 + $5::int8) / 1000.0) AND j.id = r.job_id AND j.shard = r.shard
+  AND r.due_at <= to_timestamp(($4::int8 + $5::int8) / 1000.0) AND r.queue <> ALL($6::text[]) AND j.id = r.job_id AND j.shard = r.shard
   AND ${NO_OVERLAP}
 RETURNING ${FIRED_COLUMNS}`;
+
+/**
+ * heldBack — of the runs a claim did not return, those it left for their
+ * queue (still scheduled, in a queue it held back): they wait in the claimer
+ * until their queue has room. Not a transition. $1 run ids int8[], $2 shards
+ * int[], $3 the held-back queues text[].
+ */
+export const HELD_BACK = `
+SELECT r.id, r.shard, r.queue, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
+FROM runs r
+WHERE r.id = ANY($1::int8[]) AND r.shard = ANY($2::int[]) AND r.status = 'scheduled' AND r.queue = ANY($3::text[])
+ORDER BY r.due_at, r.priority DESC, r.id`;
 
 /**
  * claimedInDoubt — runs a claim that errored may have fired anyway (Postgres
