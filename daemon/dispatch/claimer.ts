@@ -86,6 +86,8 @@ interface HeldBackRow {
 const RETRY_AFTER_ERROR_MS = 250;
 /** While delivery has no room, pending runs are looked at again this often. */
 const ROOM_POLL_MS = 5;
+/** Runs held for a backed-up queue are looked at again this often (its worker frees room at its own pace). */
+const HELD_POLL_MS = 20;
 /** Claim times kept per run in doubt (Postgres away for a minute: 240 retries; the first ones are the likely commit). */
 const MAX_DOUBTS_PER_RUN = 64;
 
@@ -110,8 +112,10 @@ export class Claimer {
    * again, and any one of them may be the claim that committed.
    */
   private readonly inDoubt = new Map<number, number[]>();
-  /** Runs the claim left for their full queue, by queue, earliest first; by run id. */
+  /** Runs the claim left for their full queue, by queue (in the order the claim found them); by run id. */
   private readonly held = new Map<string, Map<number, HeldRun>>();
+  /** The queue of each held run: a run offered again while held (a repair scan) is known at once. */
+  private readonly heldQueueOf = new Map<number, string>();
   /** Held runs let go and inside a claim now, by queue: they take their queue's room until delivered. */
   private readonly unheldClaiming = new Map<string, number>();
   /** Set while pending or held runs wait for delivery room. */
@@ -136,21 +140,15 @@ export class Claimer {
     this.roomTimer = undefined;
     this.pending.clear();
     this.held.clear();
+    this.heldQueueOf.clear();
     while (this.inFlight > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
-  }
-
-  /** Runs held back for their queue's room (a gauge for tests and metrics). */
-  get heldBack(): number {
-    let n = 0;
-    for (const m of this.held.values()) n += m.size;
-    return n;
   }
 
   /** Called from the timer with everything due now. Must stay cheap: the write is async. */
   fire(entries: readonly RunRef[], firedAtWallMs: number): void {
     for (const e of entries) {
       if (this.claiming.has(e.runId)) continue;
-      if (this.held.size > 0 && this.isHeld(e.runId)) continue; // offered again (a repair scan): it waits for its queue
+      if (this.heldQueueOf.has(e.runId)) continue; // offered again (a repair scan): it waits for its queue
       const fence = this.deps.fences.fenceOf(e.shard);
       if (fence === undefined) continue;
       if (!this.deps.fences.isValid(e.shard)) {
@@ -165,19 +163,18 @@ export class Claimer {
     this.flush();
   }
 
-  private isHeld(runId: number): boolean {
-    for (const m of this.held.values()) if (m.has(runId)) return true;
-    return false;
-  }
-
-  /** Held runs whose queue has room again, up to that room, earliest first (they are out of `held` after this). */
-  private takeUnheld(): HeldRun[] {
+  /**
+   * Held runs whose queue has room again, up to that room and `max` in all
+   * (they are out of `held` after this).
+   */
+  private takeUnheld(max: number): HeldRun[] {
     const out: HeldRun[] = [];
     for (const [queue, m] of this.held) {
-      let room = (this.deps.roomFor?.(queue) ?? Infinity) - (this.unheldClaiming.get(queue) ?? 0);
+      let room = Math.min(max - out.length, (this.deps.roomFor?.(queue) ?? Infinity) - (this.unheldClaiming.get(queue) ?? 0));
       for (const [id, r] of m) {
         if (room-- <= 0) break;
         m.delete(id);
+        this.heldQueueOf.delete(id);
         out.push(r);
       }
       if (m.size === 0) this.held.delete(queue);
@@ -185,25 +182,32 @@ export class Claimer {
     return out;
   }
 
-  /** While runs wait for room, looks again shortly. */
+  /**
+   * While runs wait for room, looks again shortly: pending runs every
+   * ROOM_POLL_MS, held ones (their queue is backed up) less often.
+   */
   private pollForRoom(): void {
-    this.roomTimer ??= setTimeout(() => {
-      this.roomTimer = undefined;
-      this.flush();
-    }, ROOM_POLL_MS).unref();
+    this.roomTimer ??= setTimeout(
+      () => {
+        this.roomTimer = undefined;
+        this.flush();
+      },
+      this.pending.size > 0 ? ROOM_POLL_MS : HELD_POLL_MS,
+    ).unref();
   }
 
   private flush(): void {
     if (this.draining || (this.pending.size === 0 && this.held.size === 0) || this.inFlight >= MAX_CLAIMS_IN_FLIGHT) return;
-    // Held runs first (they are the most overdue), each bounded by its own queue's room.
-    const unheld = this.held.size > 0 ? this.takeUnheld() : [];
-    const runs: RunRef[] = [...unheld];
     // Runs inside a claim now are not in delivery yet: they take room too.
-    const room = (this.deps.room?.() ?? Infinity) - this.claiming.size;
-    if (room <= 0 && runs.length === 0) {
-      if (this.pending.size > 0 || this.held.size > 0) this.pollForRoom();
+    let room = (this.deps.room?.() ?? Infinity) - this.claiming.size;
+    if (room <= 0) {
+      this.pollForRoom();
       return;
     }
+    // Held runs first (they are the most overdue), each bounded by its own queue's room.
+    const unheld = this.held.size > 0 ? this.takeUnheld(room) : [];
+    const runs: RunRef[] = [...unheld];
+    room -= unheld.length;
     const firedAt = this.pendingFiredAt;
     if (this.pending.size <= room) {
       for (const r of this.pending.values()) runs.push(r);
@@ -255,7 +259,14 @@ export class Claimer {
       // pool (or for Postgres to come back) shows in the recorded lag.
       ({ rows: claimed } = await withClient(this.deps.db, (c) => {
         at = Math.floor(Math.max(firedAtWallMs, this.deps.wallNow()));
-        return query<FiredRunRow>(c, CLAIM_RUNS, [ids, shards, shards.map((s) => fences.get(s)), at, this.deps.claimAheadMs ?? 0, full.length > 0 ? textArray(full) : '{}']);
+        return query<FiredRunRow>(c, CLAIM_RUNS, [
+          plainArray(ids),
+          plainArray(shards),
+          plainArray(shards.map((s) => fences.get(s)!)),
+          at,
+          this.deps.claimAheadMs ?? 0,
+          textArray(full),
+        ]);
       }));
     } catch (err) {
       // Sent (a connection was in hand): it may have committed.
@@ -284,7 +295,7 @@ export class Claimer {
       const got = new Set(claimed.map((r) => r.id));
       const missed = runs.filter((r) => !got.has(r.runId));
       // Detached: the claim slot is free for the next batch meanwhile.
-      void (full.length > 0 ? this.holdBack(missed, full) : Promise.resolve(missed))
+      void (full.length > 0 ? this.holdBack(missed, fences, at, full) : Promise.resolve(missed))
         .then((rest) => (rest.length > 0 ? this.explainMisses(rest, fences) : undefined))
         .catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'could not check claim misses'));
     }
@@ -296,19 +307,28 @@ export class Claimer {
    * fail, all of them are explained as misses (those still scheduled are
    * offered back, and claimed again later).
    */
-  private async holdBack(missed: RunRef[], full: readonly string[]): Promise<RunRef[]> {
+  private async holdBack(missed: RunRef[], fences: Map<number, number>, claimedAtMs: number, full: readonly string[]): Promise<RunRef[]> {
     const shards = [...new Set(missed.map((m) => m.shard))];
-    const { rows } = await query<HeldBackRow>(this.deps.readDb, HELD_BACK, [
-      plainArray(missed.map((m) => m.runId)),
-      plainArray(shards),
-      textArray(full),
-    ]);
+    let rows: HeldBackRow[];
+    try {
+      ({ rows } = await query<HeldBackRow>(this.deps.readDb, HELD_BACK, [
+        plainArray(missed.map((m) => m.runId)),
+        plainArray(shards),
+        plainArray(shards.map((s) => fences.get(s) ?? 0)),
+        claimedAtMs + (this.deps.claimAheadMs ?? 0),
+        textArray(full),
+      ]));
+    } catch (err) {
+      this.deps.log.warn({ err: String(err), runs: missed.length }, 'could not look up runs held back for their queue; explaining them as misses');
+      return missed;
+    }
     if (rows.length === 0 || this.draining) return missed;
     const kept = new Set<number>();
     for (const r of rows) {
       let m = this.held.get(r.queue);
       if (!m) this.held.set(r.queue, (m = new Map()));
       m.set(r.id, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority, queue: r.queue });
+      this.heldQueueOf.set(r.id, r.queue);
       kept.add(r.id);
     }
     this.pollForRoom();

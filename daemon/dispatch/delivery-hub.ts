@@ -33,7 +33,7 @@ const MIN_ROOM = 1_000;
 /**
  * room() never falls below this: a queue just short of full (its worker slow,
  * or its permits scarce) must not shrink every other queue's claims to a few
- * runs each. A queue can go this far past its room before it counts as full.
+ * runs each.
  */
 export const MIN_CLAIM_BATCH = 100;
 
@@ -111,32 +111,45 @@ export class DeliveryHub {
 
   /**
    * How many runs of `queue` may wait here for credit (or a permit): twice
-   * the credit of the streams that take the queue, at least MIN_ROOM. A claim
-   * beyond that only parks runs here with their leases running: when 98,000
-   * runs came due at once, claims outran the workers by half a minute, leases
-   * ran out while the runs waited, and the redeliveries and lease renewals
-   * buried the daemon.
+   * the credit of the streams that take the queue, and at least an equal
+   * share of MIN_ROOM among the queues with runs waiting (so however many
+   * queues back up, the floor parks MIN_ROOM runs in all). A claim beyond
+   * that only parks runs here with their leases running: when 98,000 runs
+   * came due at once, claims outran the workers by half a minute, leases ran
+   * out while the runs waited, and the redeliveries and lease renewals buried
+   * the daemon. `parkedQueues`: queues with runs waiting, this one counted.
    */
-  private capOf(queue: string): number {
+  private capOf(queue: string, parkedQueues: number): number {
     let credit = 0;
     for (const st of this.byQueue.get(queue) ?? []) credit += st.sink.credit;
     if (queue !== ALL_QUEUES) for (const st of this.byQueue.get(ALL_QUEUES) ?? []) credit += st.sink.credit;
-    return Math.max(MIN_ROOM, 2 * credit);
+    return Math.max(Math.max(1, Math.floor(MIN_ROOM / parkedQueues)), 2 * credit);
+  }
+
+  /** Queues with runs waiting here. */
+  private parkedQueues(): number {
+    let n = 0;
+    for (const q of this.ready.values()) if (q.size > 0) n++;
+    return n;
   }
 
   /** How many more runs of `queue` may be parked now (≤ 0: the queue is full; the claim holds its runs back). */
   roomFor(queue: string): number {
-    return this.capOf(queue) - (this.ready.get(queue)?.size ?? 0);
+    const parked = this.ready.get(queue)?.size ?? 0;
+    return this.capOf(queue, this.parkedQueues() + (parked > 0 ? 0 : 1)) - parked;
   }
 
   /**
    * Queues whose parked runs fill their room: the claim leaves their runs
    * scheduled, so a slow, limited or unserved queue never holds back the
-   * claims of the others (the room is per queue, not shared).
+   * claims of the others (the room is per queue, not shared). A queue can go
+   * one claim batch (room()) past its room before it shows here: the claim
+   * learns a run's queue only by claiming it.
    */
   fullQueues(): string[] {
+    const n = this.parkedQueues();
     const out: string[] = [];
-    for (const [queue, q] of this.ready) if (q.size > 0 && q.size >= this.capOf(queue)) out.push(queue);
+    for (const [queue, q] of this.ready) if (q.size > 0 && q.size >= this.capOf(queue, n)) out.push(queue);
     return out;
   }
 
@@ -150,8 +163,9 @@ export class DeliveryHub {
   room(): number {
     let credit = 0;
     for (const st of this.streams.values()) credit += st.sink.credit;
+    const n = this.parkedQueues();
     let waiting = 0;
-    for (const [queue, q] of this.ready) if (q.size < this.capOf(queue)) waiting += q.size;
+    for (const [queue, q] of this.ready) if (q.size > 0 && q.size < this.capOf(queue, n)) waiting += q.size;
     return Math.max(MIN_CLAIM_BATCH, Math.max(MIN_ROOM, 2 * credit) - waiting);
   }
 

@@ -246,7 +246,8 @@ describe('DeliveryHub', () => {
     expect(hub.fullQueues()).toEqual(['slow']);
     expect(hub.roomFor('slow')).toBe(0);
     expect(hub.room()).toBe(1_000);
-    expect(hub.roomFor('fast')).toBe(1_000);
+    // fast has nothing waiting: its floor is a share of MIN_ROOM with slow's.
+    expect(hub.roomFor('fast')).toBe(500);
     // As slow's worker answers, its room comes back a run at a time.
     hub.settle(slow.id, 1);
     expect(hub.fullQueues()).toEqual([]);
@@ -262,5 +263,17 @@ describe('DeliveryHub', () => {
     // Its credit of 800 makes room for 1,600 of each queue.
     expect(hub.roomFor('nobody')).toBe(1_600 - 1_000);
     expect(hub.fullQueues()).toEqual([]);
+  });
+
+  it('however many queues back up, the floor parks MIN_ROOM runs in all', () => {
+    const hub = new DeliveryHub();
+    const streams = Array.from({ length: 100 }, (_, i) => sink(1, [`q${i}`]));
+    for (const st of streams) hub.register(st);
+    // Each stream takes one run; a queue then counts as full at its share of MIN_ROOM.
+    let id = 1;
+    for (let i = 0; i < 100; i++) for (let k = 0; k < 11; k++) hub.deliver(run(id++, { queue: `q${i}` }));
+    expect(hub.fullQueues()).toHaveLength(100);
+    expect(hub.backlog).toBe(1_000);
+    expect(hub.roomFor('q0')).toBe(0);
   });
 });

@@ -165,6 +165,7 @@ const HOT: Record<string, string> = {
   DESCRIBE_DELIVERY: 'answers: why a delivery was refused',
   LOAD_WINDOW_PAGE: 'window load, repair scan and rebuild on acquisition — one paged statement',
   SCHEDULED_STATUS: 'claim misses: which popped runs are still scheduled',
+  HELD_BACK: 'claim misses: which popped runs the claim left for their full queue',
   EXPIRE_CANCELLED: 'redelivery reaper: runs asked to stop whose lease ended',
   EXPIRE_UNANSWERED_STEPS: 'redelivery reaper: at-most-once workflow steps not answered within their lease',
   OVERLAP_BLOCKED: "claim misses: runs held back by their job's overlap policy",

@@ -46,14 +46,18 @@ RETURNING ${FIRED_COLUMNS}`;
 
 /**
  * heldBack — of the runs a claim did not return, those it left for their
- * queue (still scheduled, in a queue it held back): they wait in the claimer
- * until their queue has room. Not a transition. $1 run ids int8[], $2 shards
- * int[], $3 the held-back queues text[].
+ * queue only: still scheduled, due by the claim's bound, on a shard we still
+ * hold at our fence, not held back by overlap, in a queue it held back. They wait in the claimer until
+ * their queue has room; every other miss is explained as before (a stale
+ * fence, a reschedule, an overlap). Not a transition. $1 run ids int8[], $2
+ * shards int[], $3 their fences int8[], $4 the claim's due bound (epoch ms),
+ * $5 the held-back queues text[].
  */
 export const HELD_BACK = `
 SELECT r.id, r.shard, r.queue, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
-FROM runs r
-WHERE r.id = ANY($1::int8[]) AND r.shard = ANY($2::int[]) AND r.status = 'scheduled' AND r.queue = ANY($3::text[])
+FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard
+WHERE r.id = ANY($1::int8[]) AND r.shard = ANY($2::int[]) AND ${HELD} AND r.status = 'scheduled'
+  AND r.due_at <= to_timestamp($4::int8 / 1000.0) AND r.queue = ANY($5::text[]) AND ${NO_OVERLAP}
 ORDER BY r.due_at, r.priority DESC, r.id`;
 
 /**
