@@ -38,6 +38,7 @@ import { CompleteBatcher } from './complete-batcher.js';
 import { PAUSE_ON_FAILURE, WITHDRAW_OCCURRENCES } from '../db/queries/recurring.js';
 import type { HandOff, KnownHandOff, RunRef } from '../run-ref.js';
 import { StepTransitions, type StepRouting } from '../workflows/step-transitions.js';
+import { nullablePlainArray, plainArray } from '../scheduling/pg-arrays.js';
 
 /**
  * Where a retry goes: the engine's router (daemon/engine/router.ts), told
@@ -201,13 +202,7 @@ export class Answers {
       plain.length === 0
         ? { rows: [] }
         : await this.keepingHandOffs(plain, () => retryIfUnavailable(() =>
-            query<{ id: number; fence: number; deliveries: number }>(this.db, COMPLETE_RUNS, [
-              plain.map((d) => d.runId),
-              plain.map((d) => d.fence),
-              plain.map((d) => d.deliveries),
-              plain.map((d) => d.shard),
-              plain.map((d) => d.sentAtMs),
-            ]),
+            query<{ id: number; fence: number; deliveries: number }>(this.db, COMPLETE_RUNS, deliveryArrays(plain, true)),
           ));
     // Keyed by the whole delivery: a superseded copy in the same batch is refused.
     const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
@@ -273,9 +268,28 @@ async function retryIfUnavailable<T>(statement: () => Promise<T>): Promise<T> {
 /** Rows are locked in run id order by every multi-row answer statement: two of them can never deadlock. */
 const byRunId = <T extends { runId: number }>(ds: readonly T[]): T[] => [...ds].sort((a, b) => a.runId - b.runId);
 
-function deliveryArrays(unsorted: readonly HandedOut[]): unknown[] {
-  const ds = byRunId(unsorted);
-  return [ds.map((d) => d.runId), ds.map((d) => d.fence), ds.map((d) => d.deliveries), ds.map((d) => d.shard), ds.map((d) => d.sentAtMs)];
+/**
+ * The parameters of a multi-row delivery statement ($1 run ids … $5 hand-off
+ * times), in run id order unless `sorted`, as array literals built in one
+ * pass each (pg-arrays.ts: node-postgres would escape every element).
+ */
+function deliveryArrays(unsorted: readonly HandedOut[], sorted = false): string[] {
+  const ds = sorted ? unsorted : byRunId(unsorted);
+  const n = ds.length;
+  const ids = new Array<number>(n);
+  const fences = new Array<number>(n);
+  const deliveries = new Array<number>(n);
+  const shards = new Array<number>(n);
+  const sent = new Array<number | null>(n);
+  for (let i = 0; i < n; i++) {
+    const d = ds[i];
+    ids[i] = d.runId;
+    fences[i] = d.fence;
+    deliveries[i] = d.deliveries;
+    shards[i] = d.shard;
+    sent[i] = d.sentAtMs;
+  }
+  return [plainArray(ids), plainArray(fences), plainArray(deliveries), plainArray(shards), nullablePlainArray(sent)];
 }
 
 /** Explains why a delivery no longer matches, as the error the worker gets. */

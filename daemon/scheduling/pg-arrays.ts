@@ -31,6 +31,17 @@ export function plainArray(values: readonly (number | string)[]): string {
   return `{${values.join(',')}}`;
 }
 
+/** Like plainArray, with null elements (NULL). */
+export function nullablePlainArray(values: readonly (number | null)[]): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) out += ',';
+    const v = values[i];
+    out += v === null ? 'NULL' : String(v);
+  }
+  return out + '}';
+}
+
 /** Index of the first value that differs from values[0]; values.length when all are equal. */
 function firstDiff<T>(values: readonly T[]): number {
   const v0 = values[0];
