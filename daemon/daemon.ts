@@ -334,6 +334,7 @@ export class Daemon {
     this.metrics.runsInWindow.set(this.engine.lane.size);
     this.metrics.ownedShards.set(this.leases.ownedShards().length);
     this.metrics.readyBacklog.set(this.engine.hub.backlog);
+    this.metrics.heldBack.set(this.engine.claimer.heldBack);
     if (this.redis) this.metrics.redisUp.set(this.redis.status === 'ready' ? 1 : 0);
   }
 

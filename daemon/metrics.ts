@@ -44,6 +44,7 @@ export class Metrics {
   readonly shardsLost = new Counter({ name: 'timelane_shards_lost_total', help: 'Shards dropped (lease lost or stale fence)', labelNames: ['reason'], registers: [this.registry] });
   readonly workers = new Gauge({ name: 'timelane_worker_streams', help: 'Open worker streams', registers: [this.registry] });
   readonly readyBacklog = new Gauge({ name: 'timelane_ready_backlog', help: 'Fired runs waiting for worker credit', registers: [this.registry] });
+  readonly heldBack = new Gauge({ name: 'timelane_runs_held_back', help: "Due runs left scheduled because their queue's room in delivery is full (a backed-up queue)", registers: [this.registry] });
   readonly shardCount = new Gauge({ name: 'timelane_shard_count', help: "The cluster's shard count (every daemon reports it: alerts compare owned shards with it)", registers: [this.registry] });
   readonly postgresUp = new Gauge({ name: 'timelane_postgres_up', help: '1 when the last Postgres probe (every 5 s) answered, else 0', registers: [this.registry] });
   readonly redisUp = new Gauge({ name: 'timelane_redis_up', help: '1 when the Redis connection is ready, else 0 (cluster mode only)', registers: [this.registry] });

@@ -144,6 +144,11 @@ export class Claimer {
     while (this.inFlight > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
   }
 
+  /** Due runs held for their queue's room (the timelane_runs_held_back gauge). */
+  get heldBack(): number {
+    return this.heldQueueOf.size;
+  }
+
   /** Called from the timer with everything due now. Must stay cheap: the write is async. */
   fire(entries: readonly RunRef[], firedAtWallMs: number): void {
     for (const e of entries) {

@@ -19,7 +19,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DeliveredRunInfo, TimelaneClient, WorkStream } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { chunks, closeClient, closeStream, openClient, openStream, sleep, startDaemon, stopDaemon, waitForOwnedShards } from '../helpers/e2e.js';
+import { chunks, closeClient, closeStream, freePort, openClient, openStream, sleep, startDaemon, stopDaemon, waitForOwnedShards, waitUntil } from '../helpers/e2e.js';
 
 const SHARDS = 4;
 /** Runs of the held-back queue, due at one instant. */
@@ -49,9 +49,10 @@ interface Stack {
 
 let stack: Stack | undefined;
 
-async function startStack(memberId: string): Promise<Stack> {
+async function startStack(memberId: string, metricsPort?: number): Promise<Stack> {
   const db = await createTestDatabase(SHARDS);
-  const daemon = await startDaemon({ databaseUrl: db.url, args: ['--member-id', memberId] });
+  const metrics = metricsPort === undefined ? [] : ['--metrics-address', `127.0.0.1:${metricsPort}`];
+  const daemon = await startDaemon({ databaseUrl: db.url, args: ['--member-id', memberId, ...metrics] });
   const client = openClient(daemon.address);
   stack = { db, daemon, client, streams: [] };
   expect(await waitForOwnedShards(client, SHARDS)).toBe(true);
@@ -91,6 +92,12 @@ async function scheduleBurst(client: TimelaneClient, bulkQueue: string, otherQue
   );
   expect(Date.now()).toBeLessThan(bulkDue); // scheduling took less than the lead
   return { bulkDue, othersDue: new Map(made.map((m) => [m.run.id, m.run.dueAtMs])) };
+}
+
+/** The daemon's timelane_runs_held_back gauge (updated every second). */
+async function heldBackGauge(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return Number(/^timelane_runs_held_back (\S+)$/m.exec(text)?.[1] ?? 0);
 }
 
 async function statusCounts(db: TestDatabase, queue: string): Promise<Record<string, number>> {
@@ -138,7 +145,8 @@ async function expectOnTime(s: Stack, bulkQueue: string, otherQueue: string, oth
 
 describe('one queue does not hold back another', () => {
   it('a served but slow queue (credit 5, never answered) with 3,000 runs due: another queue fires on time, and the slow one stays bounded', async () => {
-    const s = await startStack('fairness-slow');
+    const metricsPort = await freePort();
+    const s = await startStack('fairness-slow', metricsPort);
     const SLOW_CREDIT = 5;
     const slow = await worker(s, 'slow', SLOW_CREDIT, false);
     const fast = await worker(s, 'fast', 100, true);
@@ -152,8 +160,13 @@ describe('one queue does not hold back another', () => {
     // Claims of the slow queue stop at about its room: the rest stay scheduled.
     expect(mostFired).toBeGreaterThanOrEqual(SLOW_CREDIT);
     expect(mostFired).toBeLessThanOrEqual(ROOM + ROOM_MARGIN + SLOW_CREDIT);
-    expect((await statusCounts(s.db, 'slow')).scheduled ?? 0).toBeGreaterThanOrEqual(BULK - ROOM - ROOM_MARGIN - SLOW_CREDIT);
+    const scheduled = (await statusCounts(s.db, 'slow')).scheduled ?? 0;
+    expect(scheduled).toBeGreaterThanOrEqual(BULK - ROOM - ROOM_MARGIN - SLOW_CREDIT);
     expect(await statusCounts(s.db, 'fast')).toEqual({ completed: OTHERS });
+    // Operators see the backed-up queue: the slow runs left scheduled are held back, and counted.
+    let held = 0;
+    expect(await waitUntil(async () => (held = await heldBackGauge(metricsPort)) > 0, 5_000)).toBe(true);
+    expect(held).toBeLessThanOrEqual(scheduled);
   }, 60_000);
 
   it('a queue limited to one run in flight with 3,000 runs due: another queue fires on time', async () => {
