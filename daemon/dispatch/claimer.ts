@@ -24,8 +24,10 @@
  *
  * States of a popped run: pending (waiting for a claim slot or room) →
  * claiming → delivered, or missed (explained, maybe offered back), or held
- * (its queue full) → pending again when the queue has room. A run is in at
- * most one of pending, claiming, held.
+ * (its queue full) → claiming again when the queue has room. A run offered
+ * again while its held-back lookup is under way can be in two of these at
+ * once; the claim, one conditional UPDATE, fires it once whatever happens.
+ * Held runs of a shard we no longer own are dropped about once a second.
  */
 import type { Db } from '../db/pool.js';
 import { query, withClient } from '../db/pool.js';
@@ -88,6 +90,8 @@ const RETRY_AFTER_ERROR_MS = 250;
 const ROOM_POLL_MS = 5;
 /** Runs held for a backed-up queue are looked at again this often (its worker frees room at its own pace). */
 const HELD_POLL_MS = 20;
+/** Held runs of shards we lost are dropped this often. */
+const HELD_PRUNE_MS = 1_000;
 /** Claim times kept per run in doubt (Postgres away for a minute: 240 retries; the first ones are the likely commit). */
 const MAX_DOUBTS_PER_RUN = 64;
 
@@ -118,8 +122,11 @@ export class Claimer {
   private readonly heldQueueOf = new Map<number, string>();
   /** Held runs let go and inside a claim now, by queue: they take their queue's room until delivered. */
   private readonly unheldClaiming = new Map<string, number>();
-  /** Set while pending or held runs wait for delivery room. */
+  /** Set while pending or held runs wait for delivery room; `roomTimerMs` is its period. */
   private roomTimer: NodeJS.Timeout | undefined;
+  private roomTimerMs = 0;
+  /** When held runs of shards we no longer own were last dropped (monotonic ms). */
+  private heldPrunedAt = 0;
   /** Drained (the daemon is stopping): claims nothing more. */
   private draining = false;
 
@@ -192,13 +199,29 @@ export class Claimer {
    * ROOM_POLL_MS, held ones (their queue is backed up) less often.
    */
   private pollForRoom(): void {
-    this.roomTimer ??= setTimeout(
-      () => {
-        this.roomTimer = undefined;
-        this.flush();
-      },
-      this.pending.size > 0 ? ROOM_POLL_MS : HELD_POLL_MS,
-    ).unref();
+    const ms = this.pending.size > 0 ? ROOM_POLL_MS : HELD_POLL_MS;
+    if (this.roomTimer !== undefined && this.roomTimerMs <= ms) return;
+    clearTimeout(this.roomTimer);
+    this.roomTimerMs = ms;
+    this.roomTimer = setTimeout(() => {
+      this.roomTimer = undefined;
+      this.flush();
+    }, ms).unref();
+  }
+
+  /** Drops held runs of shards we no longer own (the new owner fires them), at most once a second. */
+  private pruneHeld(): void {
+    const now = performance.now();
+    if (now - this.heldPrunedAt < HELD_PRUNE_MS) return;
+    this.heldPrunedAt = now;
+    for (const [queue, m] of this.held) {
+      for (const [id, r] of m)
+        if (this.deps.fences.fenceOf(r.shard) === undefined) {
+          m.delete(id);
+          this.heldQueueOf.delete(id);
+        }
+      if (m.size === 0) this.held.delete(queue);
+    }
   }
 
   private flush(): void {
@@ -210,6 +233,7 @@ export class Claimer {
       return;
     }
     // Held runs first (they are the most overdue), each bounded by its own queue's room.
+    if (this.held.size > 0) this.pruneHeld();
     const unheld = this.held.size > 0 ? this.takeUnheld(room) : [];
     const runs: RunRef[] = [...unheld];
     room -= unheld.length;
@@ -238,7 +262,11 @@ export class Claimer {
       batch.push(r);
       this.claiming.add(r.runId);
     }
-    if (batch.length === 0) return;
+    if (batch.length === 0) {
+      // Everything taken was on shards dropped meanwhile: look again for the rest.
+      if (this.pending.size > 0 || this.held.size > 0) this.pollForRoom();
+      return;
+    }
     const full = this.deps.fullQueues?.() ?? [];
     for (const r of unheld) this.unheldClaiming.set(r.queue, (this.unheldClaiming.get(r.queue) ?? 0) + 1);
     this.inFlight++;

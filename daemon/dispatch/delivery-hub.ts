@@ -121,8 +121,8 @@ export class DeliveryHub {
    */
   private capOf(queue: string, parkedQueues: number): number {
     let credit = 0;
-    for (const st of this.byQueue.get(queue) ?? []) credit += st.sink.credit;
-    if (queue !== ALL_QUEUES) for (const st of this.byQueue.get(ALL_QUEUES) ?? []) credit += st.sink.credit;
+    // The streams pick() hands this queue's runs to: its own, else those taking every queue.
+    for (const st of this.byQueue.get(queue) ?? this.byQueue.get(ALL_QUEUES) ?? []) credit += st.sink.credit;
     return Math.max(Math.max(1, Math.floor(MIN_ROOM / parkedQueues)), 2 * credit);
   }
 

@@ -265,6 +265,14 @@ describe('DeliveryHub', () => {
     expect(hub.fullQueues()).toEqual([]);
   });
 
+  it('a queue with streams of its own is not given the credit of a stream for every queue (pick() never sends it there)', () => {
+    const hub = new DeliveryHub();
+    hub.register(sink(5, ['a']));
+    hub.register(sink(800, [ALL_QUEUES]));
+    expect(hub.roomFor('a')).toBe(1_000);
+    expect(hub.roomFor('b')).toBe(1_600);
+  });
+
   it('however many queues back up, the floor parks MIN_ROOM runs in all', () => {
     const hub = new DeliveryHub();
     const streams = Array.from({ length: 100 }, (_, i) => sink(1, [`q${i}`]));
