@@ -287,19 +287,14 @@ export class Claimer {
     const shards = [...fences.keys()];
     let claimed: FiredRunRow[];
     let at = 0;
+    let params: unknown[] = [];
     try {
       // The fire time is taken once a connection is in hand, so a wait for the
       // pool (or for Postgres to come back) shows in the recorded lag.
       ({ rows: claimed } = await withClient(this.deps.db, (c) => {
         at = Math.floor(Math.max(firedAtWallMs, this.deps.wallNow()));
-        return query<FiredRunRow>(c, CLAIM_RUNS, [
-          plainArray(ids),
-          plainArray(shards),
-          plainArray(shards.map((s) => fences.get(s)!)),
-          at,
-          this.deps.claimAheadMs ?? 0,
-          textArray(full),
-        ]);
+        params = [plainArray(ids), plainArray(shards), plainArray(shards.map((s) => fences.get(s)!)), at, this.deps.claimAheadMs ?? 0, textArray(full)];
+        return query<FiredRunRow>(c, CLAIM_RUNS, params);
       }));
     } catch (err) {
       // Sent (a connection was in hand): it may have committed.
@@ -328,7 +323,7 @@ export class Claimer {
       const got = new Set(claimed.map((r) => r.id));
       const missed = runs.filter((r) => !got.has(r.runId));
       // Detached: the claim slot is free for the next batch meanwhile.
-      void (full.length > 0 ? this.holdBack(missed, fences, at, full) : Promise.resolve(missed))
+      void (full.length > 0 ? this.holdBack(missed, params) : Promise.resolve(missed))
         .then((rest) => (rest.length > 0 ? this.explainMisses(rest, fences) : undefined))
         .catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'could not check claim misses'));
     }
@@ -336,21 +331,15 @@ export class Claimer {
 
   /**
    * Of the runs a claim missed, keeps those it left for their full queue
-   * (held until the queue has room); returns the others. Should the lookup
-   * fail, all of them are explained as misses (those still scheduled are
-   * offered back, and claimed again later).
+   * (held until the queue has room); returns the others. HELD_BACK is asked
+   * with the claim's own parameters (the runs it fired no longer match).
+   * Should the lookup fail, all of them are explained as misses (those still
+   * scheduled are offered back, and claimed again later).
    */
-  private async holdBack(missed: RunRef[], fences: Map<number, number>, claimedAtMs: number, full: readonly string[]): Promise<RunRef[]> {
-    const shards = [...new Set(missed.map((m) => m.shard))];
+  private async holdBack(missed: RunRef[], claimParams: unknown[]): Promise<RunRef[]> {
     let rows: HeldBackRow[];
     try {
-      ({ rows } = await query<HeldBackRow>(this.deps.readDb, HELD_BACK, [
-        plainArray(missed.map((m) => m.runId)),
-        plainArray(shards),
-        plainArray(shards.map((s) => fences.get(s) ?? 0)),
-        claimedAtMs + (this.deps.claimAheadMs ?? 0),
-        textArray(full),
-      ]));
+      ({ rows } = await query<HeldBackRow>(this.deps.readDb, HELD_BACK, claimParams));
     } catch (err) {
       this.deps.log.warn({ err: String(err), runs: missed.length }, 'could not look up runs held back for their queue; explaining them as misses');
       return missed;

@@ -34,30 +34,34 @@ const OUR_FENCE = fenceOf('r.shard', '$2', '$3');
  * running is left scheduled when its overlap policy says so (OVERLAP_BLOCKED
  * then decides what it becomes).
  */
+/**
+ * What the claim asks of a run ($1–$5 as in CLAIM_RUNS), its queue aside:
+ * CLAIM_RUNS and HELD_BACK share it, so a run left for its queue is exactly
+ * one the claim would otherwise have fired.
+ */
+const CLAIMABLE = `r.id = ANY($1::int8[]) AND r.status = 'scheduled' AND r.shard = ANY($2::int[]) AND ${HELD}
+  AND r.due_at <= to_timestamp(($4::int8 + $5::int8) / 1000.0) AND j.id = r.job_id AND j.shard = r.shard
+  AND ${NO_OVERLAP}`;
+
 export const CLAIM_RUNS = `
 UPDATE runs r SET status = 'fired', claimed_at = to_timestamp($4::int8 / 1000.0), fired_at = NULL, lag_ms = NULL,
   fence = ${OUR_FENCE}, deliveries = r.deliveries + 1,
   lease_expires_at = CASE WHEN j.delivery = 'at_most_once' THEN NULL ELSE now() + j.lease_ms * interval '1 millisecond' END
 FROM jobs j
-WHERE r.id = ANY($1::int8[]) AND r.status = 'scheduled' AND r.shard = ANY($2::int[]) AND ${HELD}
-  AND r.due_at <= to_timestamp(($4::int8 + $5::int8) / 1000.0) AND r.queue <> ALL($6::text[]) AND j.id = r.job_id AND j.shard = r.shard
-  AND ${NO_OVERLAP}
+WHERE ${CLAIMABLE} AND r.queue <> ALL($6::text[])
 RETURNING ${FIRED_COLUMNS}`;
 
 /**
  * heldBack — of the runs a claim did not return, those it left for their
- * queue only: still scheduled, due by the claim's bound, on a shard we still
- * hold at our fence, not held back by overlap, in a queue it held back. They wait in the claimer until
- * their queue has room; every other miss is explained as before (a stale
- * fence, a reschedule, an overlap). Not a transition. $1 run ids int8[], $2
- * shards int[], $3 their fences int8[], $4 the claim's due bound (epoch ms),
- * $5 the held-back queues text[].
+ * queue only (CLAIMABLE, in a queue it held back), with the claim's own
+ * parameters. They wait in the claimer until their queue has room; every
+ * other miss is explained as before (a stale fence, a reschedule, an
+ * overlap). Not a transition.
  */
 export const HELD_BACK = `
 SELECT r.id, r.shard, r.queue, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
-FROM runs r JOIN jobs j ON j.id = r.job_id AND j.shard = r.shard
-WHERE r.id = ANY($1::int8[]) AND r.shard = ANY($2::int[]) AND ${HELD} AND r.status = 'scheduled'
-  AND r.due_at <= to_timestamp($4::int8 / 1000.0) AND r.queue = ANY($5::text[]) AND ${NO_OVERLAP}
+FROM runs r, jobs j
+WHERE ${CLAIMABLE} AND r.queue = ANY($6::text[])
 ORDER BY r.due_at, r.priority DESC, r.id`;
 
 /**
