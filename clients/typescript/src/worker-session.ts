@@ -41,6 +41,7 @@ import type { WorkerClient } from '../proto/gen/timelane/v1/Worker.js';
 import type { AckInfo, DeliveredRunInfo, DeliveryRefInfo } from './types.js';
 import { WorkStream, newWorkerClient, type StreamEnd } from './work-stream.js';
 import { traceRun } from './tracing.js';
+import { RunAbort } from './run-abort.js';
 
 export interface WorkerContext {
   /** Extends the run's lease (at-least-once) and reports progress (0..1) and a checkpoint (≤ 64 KiB). */
@@ -107,7 +108,7 @@ export interface SessionOptions {
 
 interface Active {
   run: DeliveredRunInfo;
-  controller: AbortController;
+  abort: RunAbort;
 }
 
 const STABLE_AFTER_MS = 5_000;
@@ -195,7 +196,7 @@ export class WorkerSession {
     const stream = this.stream;
     if (!idle) {
       this.abandoned = true;
-      for (const a of this.active) a.controller.abort(new Error('timelane: worker closed before the handler finished'));
+      for (const a of this.active) a.abort.abort(new Error('timelane: worker closed before the handler finished'));
       this.backlog.length = 0;
       stream?.cancel();
     } else if (stream) {
@@ -219,7 +220,7 @@ export class WorkerSession {
       this.acked(ack);
     });
     stream.onCancel((runId, reason) => {
-      for (const a of this.active) if (a.run.runId === runId) a.controller.abort(new CancelledError(runId, reason));
+      for (const a of this.active) if (a.run.runId === runId) a.abort.abort(new CancelledError(runId, reason));
     });
     for (const req of this.outbox.splice(0)) if (stream.send(req)) this.awaitAck(req);
     void stream.finished.then((end) => this.ended(stream, end, heard || Date.now() - openedAt >= STABLE_AFTER_MS));
@@ -252,7 +253,7 @@ export class WorkerSession {
   }
 
   private async execute(run: DeliveredRunInfo): Promise<void> {
-    const entry: Active = { run, controller: new AbortController() };
+    const entry: Active = { run, abort: new RunAbort() };
     this.active.add(entry);
     let progress = 0;
     const heartbeat = (p?: number, checkpoint?: Buffer): void => {
@@ -263,7 +264,13 @@ export class WorkerSession {
     const timer = every ? setInterval(() => heartbeat(), every) : undefined;
     try {
       // In a span that continues the run's trace (a no-op without an OpenTelemetry SDK).
-      const result = await traceRun(run, () => this.opts.handler(run, { heartbeat, signal: entry.controller.signal }));
+      const context: WorkerContext = {
+        heartbeat,
+        get signal() {
+          return entry.abort.signal;
+        },
+      };
+      const result = await traceRun(run, () => this.opts.handler(run, context));
       clearInterval(timer);
       const output = run.workflow ? outputBytes(result) : null;
       this.opts.stats.completed++;
@@ -273,8 +280,9 @@ export class WorkerSession {
       clearInterval(timer);
       this.opts.stats.failed++;
       // A run cancelled by the daemon ends cancelled whatever the handler threw.
-      const cancelled = entry.controller.signal.reason instanceof CancelledError;
-      const message = cancelled ? (entry.controller.signal.reason as CancelledError).message : failMessage(err);
+      const reason = entry.abort.reason;
+      const cancelled = reason instanceof CancelledError;
+      const message = cancelled ? reason.message : failMessage(err);
       this.send({ fail: { ref: run.ref, retryable: !cancelled && isRetryable(err), message } }, true);
     } finally {
       this.active.delete(entry);
@@ -376,7 +384,7 @@ export class WorkerSession {
     const mine = [...this.active].filter((a) => a.run.runId === runId);
     mine.sort((a, b) => a.run.fence - b.run.fence || a.run.delivery - b.run.delivery);
     const stale = mine.length === 1 ? mine : mine.slice(0, -1);
-    for (const a of stale) a.controller.abort(new Error(`timelane: delivery ${a.run.delivery} of run ${runId} was superseded`));
+    for (const a of stale) a.abort.abort(new Error(`timelane: delivery ${a.run.delivery} of run ${runId} was superseded`));
   }
 
   private waitIdle(timeoutMs: number): Promise<boolean> {
