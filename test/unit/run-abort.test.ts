@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RunAbort } from '../../clients/typescript/src/run-abort.js';
+import { handlerContext } from '../../clients/typescript/src/worker-session.js';
 
 describe('RunAbort', () => {
   it('a signal read before the abort fires on it, with the reason', () => {
@@ -47,5 +48,26 @@ describe('RunAbort', () => {
     expect(a.reason).toBeUndefined();
     expect((a as unknown as { controller: unknown }).controller).toBeUndefined();
     expect(a.signal).toBe(a.signal);
+  });
+});
+
+describe('handlerContext', () => {
+  it('a handler may assign its own signal and reads it back (a getter alone threw in strict code)', () => {
+    const abort = new RunAbort();
+    const ctx = handlerContext(() => undefined, abort);
+    const mine = AbortSignal.any([ctx.signal, AbortSignal.timeout(60_000)]);
+    ctx.signal = mine;
+    expect(ctx.signal).toBe(mine);
+    // The run's own abort still reaches a signal combined from it.
+    abort.abort(new Error('cancelled'));
+    expect(mine.aborted).toBe(true);
+    expect({ ...ctx }.signal).toBe(mine);
+  });
+
+  it('unread, the signal is not made; read, it is the run abort signal', () => {
+    const abort = new RunAbort();
+    const ctx = handlerContext(() => undefined, abort);
+    expect((abort as unknown as { controller: unknown }).controller).toBeUndefined();
+    expect(ctx.signal).toBe(abort.signal);
   });
 });

@@ -111,6 +111,23 @@ interface Active {
   abort: RunAbort;
 }
 
+/**
+ * The context a handler gets. `signal` is made when first read (RunAbort); a
+ * handler may still assign its own (say, combined with a timeout): it then
+ * reads back what it assigned, as with a plain property.
+ */
+export function handlerContext(heartbeat: WorkerContext['heartbeat'], abort: RunAbort): WorkerContext {
+  return {
+    heartbeat,
+    get signal(): AbortSignal {
+      return abort.signal;
+    },
+    set signal(value: AbortSignal) {
+      Object.defineProperty(this, 'signal', { value, writable: true, enumerable: true, configurable: true });
+    },
+  };
+}
+
 const STABLE_AFTER_MS = 5_000;
 /** gRPC status 14: the daemon is up but could not record the answer (its storage is away). */
 const UNAVAILABLE = 14;
@@ -264,12 +281,7 @@ export class WorkerSession {
     const timer = every ? setInterval(() => heartbeat(), every) : undefined;
     try {
       // In a span that continues the run's trace (a no-op without an OpenTelemetry SDK).
-      const context: WorkerContext = {
-        heartbeat,
-        get signal() {
-          return entry.abort.signal;
-        },
-      };
+      const context = handlerContext(heartbeat, entry.abort);
       const result = await traceRun(run, () => this.opts.handler(run, context));
       clearInterval(timer);
       const output = run.workflow ? outputBytes(result) : null;
