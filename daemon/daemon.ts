@@ -57,6 +57,8 @@ import type { RunTracing } from './tracing/run-tracing.js';
 
 const SKEW_EVERY_MS = 5_000;
 const ANSWER_POOL_SIZE = 4;
+/** COMPLETE_RUNS only: one batch is written at a time (complete-batcher.ts), and one connection is spare. */
+const COMPLETE_POOL_SIZE = 2;
 const WINDOW_POOL_SIZE = 3;
 const LEASE_POOL_SIZE = 3;
 const READY_POLL_MS = 10;
@@ -111,14 +113,19 @@ export class Daemon {
     this.startedAtMs = Date.now();
     const dbOpts = { url: cfg.databaseUrl, schema: cfg.databaseSchema, poolSize: cfg.databasePoolSize };
     if (cfg.migrateOnStart) await migrate(dbOpts, cfg.shardCount);
-    const pool = (size: number, keepOpen = false): Db => {
-      const p = createPool({ ...dbOpts, poolSize: size, keepOpen });
+    const pool = (size: number, keepOpen = false, keyedOnly = false): Db => {
+      const p = createPool({ ...dbOpts, poolSize: size, keepOpen, keyedOnly });
       this.pools.push(p);
       return p;
     };
     this.db = pool(cfg.databasePoolSize);
     this.leaseDb = pool(LEASE_POOL_SIZE);
-    const enginePools = { claim: pool(MAX_CLAIMS_IN_FLIGHT + 1, true), answer: pool(ANSWER_POOL_SIZE, true), window: pool(WINDOW_POOL_SIZE) };
+    const enginePools = {
+      claim: pool(MAX_CLAIMS_IN_FLIGHT + 1, true, true),
+      answer: pool(ANSWER_POOL_SIZE, true),
+      complete: pool(COMPLETE_POOL_SIZE, true, true),
+      window: pool(WINDOW_POOL_SIZE),
+    };
     ({ shardCount: this.shardCount } = await checkSchema(this.db, cfg.databaseSchema));
     this.tracing = await startTracing({ otlpTracesEndpoint: cfg.otlpTracesEndpoint, memberId: cfg.memberId, log: this.log });
     this.metrics.shardCount.set(this.shardCount);

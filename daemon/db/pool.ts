@@ -13,7 +13,20 @@ export interface DbOptions {
   poolSize?: number;
   /** Never close idle connections (the engine's pools: a primed connection stays primed). @defaultValue false */
   keepOpen?: boolean;
+  /**
+   * The pool runs keyed statements only (rows by id, a batch at a time): the
+   * planner is told so (no sequential scans, hash or merge joins). A prepared
+   * statement's generic plan is then index lookups even when it was made on
+   * a near-empty table, where a scan is cheapest, and it stays right as the
+   * table grows; so prepared statements use it from their first run (never
+   * planned again). Only for pools whose every statement is such a lookup:
+   * the engine's claim and complete pools (test/integration/keyed-plans.test.ts). @defaultValue false
+   */
+  keyedOnly?: boolean;
 }
+
+/** The planner settings of a keyedOnly pool's sessions. */
+const KEYED_ONLY = ' -c enable_seqscan=off -c enable_hashjoin=off -c enable_mergejoin=off -c plan_cache_mode=force_generic_plan';
 
 export type Db = pg.Pool;
 export type Queryable = pg.Pool | pg.PoolClient | pg.Client;
@@ -29,7 +42,7 @@ export function clientConfig(opts: DbOptions): pg.ClientConfig {
   assertSchemaName(opts.schema);
   return {
     connectionString: opts.url,
-    options: `-c search_path=${opts.schema},public`,
+    options: `-c search_path=${opts.schema},public${opts.keyedOnly ? KEYED_ONLY : ''}`,
     connectionTimeoutMillis: 5_000,
     keepAlive: true,
     // Engine connections stay open while idle: probe them well before a NAT or
@@ -73,13 +86,15 @@ export async function queryPrepared<R extends pg.QueryResultRow>(db: Queryable, 
 
 /**
  * Opens every connection of `db` and plans each statement on each of them
- * (EXPLAIN with the given parameters: planned, not run; at most 2 s each). A
+ * (EXPLAIN with the given parameters: planned, not run; at most 2 s each; a
+ * statement with a `name` is prepared under it and run, in a transaction
+ * rolled back, so give it parameters that touch nothing). A
  * new backend's first plan loads the catalog entries of every table and
  * index it touches; primed, the engine's first claims and answers do not.
  * Pair with `keepOpen` so the primed connections stay. Rejects if any
  * connection or plan failed (every client is released either way).
  */
-export async function primeConnections(db: Db, statements: readonly { text: string; values: unknown[] }[]): Promise<void> {
+export async function primeConnections(db: Db, statements: readonly { name?: string; text: string; values: unknown[] }[]): Promise<void> {
   const clients: pg.PoolClient[] = [];
   // A client whose priming failed is released with its error: the pool drops it rather than reuse it.
   const broken = new Map<pg.PoolClient, Error>();
@@ -90,7 +105,8 @@ export async function primeConnections(db: Db, statements: readonly { text: stri
         try {
           await c.query('BEGIN');
           await c.query(`SET LOCAL statement_timeout = 2000`);
-          for (const s of statements) await c.query(`EXPLAIN ${s.text}`, s.values);
+          // A named statement is prepared on the connection, and run (the transaction is rolled back).
+          for (const s of statements) await (s.name ? c.query({ name: s.name, text: s.text, values: s.values }) : c.query(`EXPLAIN ${s.text}`, s.values));
           await c.query('ROLLBACK');
         } catch (err) {
           broken.set(c, err instanceof Error ? err : new Error(String(err)));

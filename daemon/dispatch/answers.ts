@@ -21,7 +21,7 @@
  * refused). A replayed step run (origin 'replay') is an ordinary run.
  */
 import type { Db, Queryable } from '../db/pool.js';
-import { query, transaction } from '../db/pool.js';
+import { query, queryPrepared, transaction } from '../db/pool.js';
 import {
   COMPLETE_RUNS,
   DESCRIBE_DELIVERY,
@@ -40,6 +40,15 @@ import type { HandOff, KnownHandOff, RunRef } from '../run-ref.js';
 import { StepTransitions, type StepRouting } from '../workflows/step-transitions.js';
 import { nullablePlainArray, plainArray } from '../scheduling/pg-arrays.js';
 
+
+/**
+ * COMPLETE_RUNS, the statement every fired run ends with, runs as this
+ * prepared statement: Postgres soon stops planning it. It runs on the
+ * engine's complete pool, which is keyedOnly (db/pool.ts): that keeps its
+ * generic plan to lookups by id. (The answer pool is not: the workflow
+ * statements it runs were a fifth slower so planned.)
+ */
+export const COMPLETE_RUNS_STATEMENT = 'tl_complete_runs';
 /**
  * Where a retry goes: the engine's router (daemon/engine/router.ts), told
  * inside the Fail's transaction; what it returns runs after the commit. The
@@ -79,6 +88,8 @@ export class Answers {
     private readonly router: RetryRouting,
     /** Transitions of workflow steps, made in the answer's transaction. */
     private readonly steps: StepTransitions = new StepTransitions(router),
+    /** COMPLETE_RUNS' connections: the engine's complete pool (keyedOnly), else the answer pool. */
+    private readonly completeDb: Db = db,
   ) {
     this.completes = new CompleteBatcher((items) => this.completeBatch(items));
   }
@@ -202,7 +213,7 @@ export class Answers {
       plain.length === 0
         ? { rows: [] }
         : await this.keepingHandOffs(plain, () => retryIfUnavailable(() =>
-            query<{ id: number; fence: number; deliveries: number }>(this.db, COMPLETE_RUNS, deliveryArrays(plain, true)),
+            queryPrepared<{ id: number; fence: number; deliveries: number }>(this.completeDb, COMPLETE_RUNS_STATEMENT, COMPLETE_RUNS, deliveryArrays(plain, true)),
           ));
     // Keyed by the whole delivery: a superseded copy in the same batch is refused.
     const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;

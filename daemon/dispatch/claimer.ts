@@ -30,7 +30,7 @@
  * Held runs of a shard we no longer own are dropped about once a second.
  */
 import type { Db } from '../db/pool.js';
-import { query, withClient } from '../db/pool.js';
+import { query, queryPrepared, withClient } from '../db/pool.js';
 import { CLAIM_RUNS, CLAIMED_IN_DOUBT, HELD_BACK } from '../db/queries/dispatch.js';
 import { SCHEDULED_STATUS, type WindowRow } from '../db/queries/window.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
@@ -102,6 +102,13 @@ const MAX_DOUBTS_PER_RUN = 64;
  * connection (the claim pool has this many).
  */
 export const MAX_CLAIMS_IN_FLIGHT = 2;
+
+/**
+ * CLAIM_RUNS runs as this prepared statement: Postgres soon stops planning it
+ * (its planning cost about a third of its execution). The claim pool is
+ * keyedOnly (db/pool.ts), which keeps its generic plan to lookups by id.
+ */
+export const CLAIM_RUNS_STATEMENT = 'tl_claim_runs';
 
 export class Claimer {
   private inFlight = 0;
@@ -294,7 +301,7 @@ export class Claimer {
       ({ rows: claimed } = await withClient(this.deps.db, (c) => {
         at = Math.floor(Math.max(firedAtWallMs, this.deps.wallNow()));
         params = [plainArray(ids), plainArray(shards), plainArray(shards.map((s) => fences.get(s)!)), at, this.deps.claimAheadMs ?? 0, textArray(full)];
-        return query<FiredRunRow>(c, CLAIM_RUNS, params);
+        return queryPrepared<FiredRunRow>(c, CLAIM_RUNS_STATEMENT, CLAIM_RUNS, params);
       }));
     } catch (err) {
       // Sent (a connection was in hand): it may have committed.

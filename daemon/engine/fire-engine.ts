@@ -37,10 +37,11 @@ import type { Metrics } from '../metrics.js';
 import { FastLane } from '../fast/fast-lane.js';
 import { WindowLoader } from '../slow/loader.js';
 import { NearDueListener } from '../slow/notifications.js';
-import { Claimer } from '../dispatch/claimer.js';
+import { CLAIM_RUNS_STATEMENT, Claimer } from '../dispatch/claimer.js';
 import { ReleaseGate } from '../dispatch/release-gate.js';
 import { DeliveryHub } from '../dispatch/delivery-hub.js';
-import { Answers } from '../dispatch/answers.js';
+import { Answers, COMPLETE_RUNS_STATEMENT } from '../dispatch/answers.js';
+import { StepTransitions } from '../workflows/step-transitions.js';
 import { RedeliveryReaper } from '../dispatch/redelivery.js';
 import { TimelaneError } from '../errors.js';
 import type { FenceArrays, ShardFences } from '../coord/fence.js';
@@ -58,6 +59,8 @@ export interface EnginePools {
   claim: Db;
   /** Worker answers and hand-off records. */
   answer: Db;
+  /** COMPLETE_RUNS only: a keyedOnly pool (db/pool.ts), for its prepared plan. */
+  complete: Db;
   /** Window loads, repairs, redeliveries, miss checks. */
   window: Db;
 }
@@ -204,7 +207,7 @@ export class FireEngine {
       deliveryGate(this.queueLimits, opts.permits, log),
     );
     // 6. Answers (and retries, routed inside their transaction).
-    this.answers = new Answers(pools.answer, this.router);
+    this.answers = new Answers(pools.answer, this.router, new StepTransitions(this.router), pools.complete);
     // 0. Recurring jobs: occurrences due within the window become runs (offered to 2 by the router).
     this.materialiser = new Materialiser({
       db: pools.window,
@@ -257,7 +260,8 @@ export class FireEngine {
   async prime(): Promise<void> {
     const none: unknown[] = [];
     const results = await Promise.allSettled([
-      primeConnections(this.opts.pools.claim, [{ text: CLAIM_RUNS, values: [none, none, none, 0, 0, '{}'] }]),
+      primeConnections(this.opts.pools.claim, [{ name: CLAIM_RUNS_STATEMENT, text: CLAIM_RUNS, values: [none, none, none, 0, 0, '{}'] }]),
+      primeConnections(this.opts.pools.complete, [{ name: COMPLETE_RUNS_STATEMENT, text: COMPLETE_RUNS, values: [none, none, none, none, none] }]),
       primeConnections(this.opts.pools.answer, [{ text: COMPLETE_RUNS, values: [none, none, none, none, none] }]),
     ]);
     for (const r of results) {

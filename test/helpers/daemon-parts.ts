@@ -103,7 +103,7 @@ export class DaemonParts {
       },
     );
     const engine = (late.engine = this.engine = new FireEngine({
-      pools: { claim: opts.db, answer: opts.db, window: opts.db },
+      pools: { claim: opts.db, answer: opts.db, complete: opts.db, window: opts.db },
       fences: this.leases,
       clock: systemClock,
       metrics: this.metrics,

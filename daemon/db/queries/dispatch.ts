@@ -33,27 +33,54 @@ const OUR_FENCE = fenceOf('r.shard', '$2', '$3');
  * never redelivered. A run of a recurring job whose earlier run is still
  * running is left scheduled when its overlap policy says so (OVERLAP_BLOCKED
  * then decides what it becomes).
+ *
+ * Shape: the runs are found one by one through the primary key (`hit`, with
+ * what the claim returns of their jobs), then written by key, as the answers
+ * are (delivery-batch.ts). The claim is a prepared statement whose generic
+ * plan is made once, maybe while `runs` is near empty: planned as one UPDATE
+ * filtered by `id = ANY($1)`, it then became a full scan of another index
+ * (runs_queue_status), kept as the table grew. A LATERAL lookup by id cannot
+ * be turned around (OFFSET 0 keeps Postgres from flattening it into a join
+ * it could reorder). The write matches the very version the lookup judged
+ * (its tuple id): a run changed after the statement's snapshot (cancelled,
+ * rescheduled, fired elsewhere) is left alone, and explained as a miss. The
+ * write's own conditions are keys only, so that Postgres cannot pick another
+ * index for it (runs_due, for a status test); the shards' fences stay locked
+ * FOR SHARE by the lookup until commit. No row lock in the lookup: that would
+ * write every claimed run twice. The runs are looked up, so written and
+ * locked, in id order: two claims racing over the same runs (a split of
+ * opinions on a shard) lock them in the same order and cannot deadlock.
  */
 /**
- * What the claim asks of a run ($1–$5 as in CLAIM_RUNS), its queue aside:
- * CLAIM_RUNS and HELD_BACK share it, so a run left for its queue is exactly
- * one the claim would otherwise have fired.
+ * What the claim asks of a run ($2–$5 as in CLAIM_RUNS), its id and queue
+ * aside: CLAIM_RUNS and HELD_BACK share it, so a run left for its queue is
+ * exactly one the claim would otherwise have fired.
  */
-const CLAIMABLE = `r.id = ANY($1::int8[]) AND r.status = 'scheduled' AND r.shard = ANY($2::int[]) AND ${HELD}
+const CLAIMABLE_RUN = `r.status = 'scheduled' AND r.shard = ANY($2::int[]) AND ${HELD}
   AND r.due_at <= to_timestamp(($4::int8 + $5::int8) / 1000.0) AND j.id = r.job_id AND j.shard = r.shard
   AND ${NO_OVERLAP}`;
 
+/** What the claim returns of a run's job (FIRED_COLUMNS' `j.` columns), and its lease. */
+const CLAIMED_JOB = `j.payload, j.namespace, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms, j.lease_ms,
+      j.workflow_run_id, j.workflow_step, j.parent_steps, j.parent_outputs`;
+
 export const CLAIM_RUNS = `
+WITH hit AS MATERIALIZED (
+  SELECT found.* FROM (SELECT id FROM unnest((SELECT $1::int8[])) AS u(id) ORDER BY id) AS k CROSS JOIN LATERAL (
+    SELECT r.id AS run_id, r.shard AS run_shard, r.ctid AS run_ctid, ${CLAIMED_JOB}
+    FROM runs r, jobs j
+    WHERE r.id = k.id AND ${CLAIMABLE_RUN} AND r.queue <> ALL($6::text[])
+    OFFSET 0) found)
 UPDATE runs r SET status = 'fired', claimed_at = to_timestamp($4::int8 / 1000.0), fired_at = NULL, lag_ms = NULL,
   fence = ${OUR_FENCE}, deliveries = r.deliveries + 1,
   lease_expires_at = CASE WHEN j.delivery = 'at_most_once' THEN NULL ELSE now() + j.lease_ms * interval '1 millisecond' END
-FROM jobs j
-WHERE ${CLAIMABLE} AND r.queue <> ALL($6::text[])
+FROM hit j
+WHERE r.id = j.run_id AND r.ctid = j.run_ctid AND r.shard = j.run_shard AND r.shard = ANY($2::int[])
 RETURNING ${FIRED_COLUMNS}`;
 
 /**
  * heldBack — of the runs a claim did not return, those it left for their
- * queue only (CLAIMABLE, in a queue it held back), with the claim's own
+ * queue only (CLAIMABLE_RUN, in a queue it held back), with the claim's own
  * parameters. They wait in the claimer until their queue has room; every
  * other miss is explained as before (a stale fence, a reschedule, an
  * overlap). Not a transition.
@@ -61,7 +88,7 @@ RETURNING ${FIRED_COLUMNS}`;
 export const HELD_BACK = `
 SELECT r.id, r.shard, r.queue, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
 FROM runs r, jobs j
-WHERE ${CLAIMABLE} AND r.queue = ANY($6::text[])
+WHERE r.id = ANY($1::int8[]) AND ${CLAIMABLE_RUN} AND r.queue = ANY($6::text[])
 ORDER BY r.due_at, r.priority DESC, r.id`;
 
 /**
