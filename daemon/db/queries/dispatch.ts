@@ -42,8 +42,11 @@ const OUR_FENCE = fenceOf('r.shard', '$2', '$3');
  * (runs_queue_status), kept as the table grew. A LATERAL lookup by id cannot
  * be turned around (OFFSET 0 keeps Postgres from flattening it into a join
  * it could reorder). The write matches the very version the lookup judged
- * (its tuple id): a run changed after the statement's snapshot (cancelled,
- * rescheduled, fired elsewhere) is left alone, and explained as a miss. The
+ * (its tuple id, and the transaction that wrote it): a run changed after the
+ * statement's snapshot (cancelled, rescheduled, fired elsewhere) is left
+ * alone, and explained as a miss. The xmin test is what Postgres re-checks on
+ * the newer version whatever the plan: until a 2025 fix a Tid Scan's
+ * re-check passed any version ("Add missing EPQ recheck for TID Scan"). The
  * write's own conditions are keys only, so that Postgres cannot pick another
  * index for it (runs_due, for a status test); the shards' fences stay locked
  * FOR SHARE by the lookup until commit. No row lock in the lookup: that would
@@ -67,7 +70,7 @@ const CLAIMED_JOB = `j.payload, j.namespace, j.delivery, j.max_attempts, j.initi
 export const CLAIM_RUNS = `
 WITH hit AS MATERIALIZED (
   SELECT found.* FROM (SELECT id FROM unnest((SELECT $1::int8[])) AS u(id) ORDER BY id) AS k CROSS JOIN LATERAL (
-    SELECT r.id AS run_id, r.shard AS run_shard, r.ctid AS run_ctid, ${CLAIMED_JOB}
+    SELECT r.id AS run_id, r.shard AS run_shard, r.ctid AS run_ctid, r.xmin AS run_xmin, ${CLAIMED_JOB}
     FROM runs r, jobs j
     WHERE r.id = k.id AND ${CLAIMABLE_RUN} AND r.queue <> ALL($6::text[])
     OFFSET 0) found)
@@ -75,7 +78,7 @@ UPDATE runs r SET status = 'fired', claimed_at = to_timestamp($4::int8 / 1000.0)
   fence = ${OUR_FENCE}, deliveries = r.deliveries + 1,
   lease_expires_at = CASE WHEN j.delivery = 'at_most_once' THEN NULL ELSE now() + j.lease_ms * interval '1 millisecond' END
 FROM hit j
-WHERE r.id = j.run_id AND r.ctid = j.run_ctid AND r.shard = j.run_shard AND r.shard = ANY($2::int[])
+WHERE r.id = j.run_id AND r.ctid = j.run_ctid AND r.xmin = j.run_xmin AND r.shard = j.run_shard AND r.shard = ANY($2::int[])
 RETURNING ${FIRED_COLUMNS}`;
 
 /**
