@@ -40,15 +40,15 @@ import type { HandOff, KnownHandOff, RunRef } from '../run-ref.js';
 import { StepTransitions, type StepRouting } from '../workflows/step-transitions.js';
 import { nullablePlainArray, plainArray } from '../scheduling/pg-arrays.js';
 
-
 /**
  * COMPLETE_RUNS, the statement every fired run ends with, runs as this
  * prepared statement: Postgres soon stops planning it. It runs on the
  * engine's complete pool, which is keyedOnly (db/pool.ts): that keeps its
- * generic plan to lookups by id. (The answer pool is not: the workflow
- * statements it runs were a fifth slower so planned.)
+ * generic plan to lookups by id. (The answer pool is not: with those planner
+ * settings its workflow statements ran a fifth slower, bench/README.md.)
  */
 export const COMPLETE_RUNS_STATEMENT = 'tl_complete_runs';
+
 /**
  * Where a retry goes: the engine's router (daemon/engine/router.ts), told
  * inside the Fail's transaction; what it returns runs after the commit. The
