@@ -48,8 +48,20 @@ describe('fault: SIGSTOPped owner (zombie) past its lease', () => {
     const stopAt = Date.now();
     zombie.signal('SIGSTOP');
     await sleep(PAUSE_MS);
-    // Before waking it: the peers own every one of its shards, under higher fences.
-    const during = await c.shardRows();
+    // Before waking it: the peers own every one of its shards, under higher fences. Waited for,
+    // not assumed after the pause: on a loaded 2-core machine a takeover has taken longer than
+    // 3 × TTL (CI, 2026-11-24); the zombie stays stopped until then.
+    let during = await c.shardRows();
+    const takenOver = (): boolean =>
+      zShards.every((s) => {
+        const row = during.find((r) => r.shard === s.shard);
+        return row !== undefined && row.owner !== 'b' && row.fence > s.fence;
+      });
+    await waitUntil(async () => {
+      during = await c.shardRows();
+      return takenOver();
+    }, 10 * TTL, 100);
+    console.log(`[zombie] its shards taken over ${Date.now() - stopAt} ms after SIGSTOP`);
     for (const s of zShards) {
       const row = during.find((r) => r.shard === s.shard)!;
       expect(['a', 'c'], `shard ${s.shard} owner while b is stopped`).toContain(row.owner);
