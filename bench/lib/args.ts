@@ -48,6 +48,8 @@ export interface BenchOptions {
   leadSeconds: number;
   /** Steady/upfront: fire rate × this many runs at the trial's rate before it (0: the 200-run path check only). */
   warmupSeconds: number;
+  /** Jobs scheduled a year ahead before the trial, then a CHECKPOINT: a database in service, not a fresh one (0: none). */
+  preloadJobs: number;
   graceSeconds: number;
   shardCount: number;
   daemonArgs: string[];
@@ -89,6 +91,9 @@ a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
                              measured 33–40k/s one call at a time on an idle 2-core box)
   --warmup-seconds <s>       steady/upfront: before the trial, fire rate × s runs at the rate (a daemon in service,
                              JIT and connections warm); default 0 = only the 200-run path check. Burst never warms up
+  --preload-jobs <n>         before the trial (and its warm-up), n jobs scheduled a year ahead on a queue nobody
+                             reads, then a CHECKPOINT: the trial's writes meet tables and indexes of a database in
+                             service, after a checkpoint (default 0 = a fresh database)
   --grace <s>                seconds to wait after the last due time (default 5)
   --shard-count <n>          shards of the fresh cluster (default 64)
   --daemon-arg <flag>        extra daemon flag, repeatable (e.g. --daemon-arg=--database-pool-size=32)
@@ -127,6 +132,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
       'memory-window': { type: 'string' },
       'burst-ingest-rate': { type: 'string' },
       'warmup-seconds': { type: 'string' },
+      'preload-jobs': { type: 'string' },
       seconds: { type: 'string' },
       json: { type: 'boolean', default: false },
       'database-url-admin': { type: 'string', default: process.env.TIMELANE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
@@ -175,6 +181,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
     ingestParallel: numberFlag('--ingest-parallel', values['ingest-parallel'], 4, 1, 64),
     leadSeconds: numberFlag('--lead', values.lead, 3, 0.5, 120),
     warmupSeconds: numberFlag('--warmup-seconds', values['warmup-seconds'], 0, 0, 60),
+    preloadJobs: numberFlag('--preload-jobs', values['preload-jobs'], 0, 0, 50_000_000),
     graceSeconds: numberFlag('--grace', values.grace, 5, 0.5, 120),
     shardCount: numberFlag('--shard-count', values['shard-count'], 64, 1, 65_536),
     daemonArgs: values['daemon-arg'].flatMap((a) => (a.includes('=') && a.startsWith('--') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a])),

@@ -29,7 +29,7 @@ export function trialText(r: TrialResult): string {
     `  scheduled ${n(r.scheduled)}  fired ${n(r.fired)}  lost ${n(r.lost)}  duplicates ${n(r.duplicates)}  early ${n(r.early)}${r.early ? ` (by at most ${f(r.earlyMaxMs, 3)} ms)` : ''}   (in Postgres at the end: ${Object.entries(r.dbStatus).map(([k, v]) => `${k} ${n(v)}`).join(', ') || '-'})`,
     `  lag ms (worker receipt - due_at): ${q(r.lag)}  (>10 ms: ${f(r.over10ms * 100, 3)}%, >50 ms: ${f(r.over50ms * 100, 3)}%)`,
     `  fires/s ${f(r.firesPerS, 1)}   daemon peak RSS ${f(r.daemonRssMb, 1)} MB (VmHWM ${f(r.daemonHwmMb, 1)} MB)`,
-    `  ingest ${n(r.ingestPerS)} runs per second of ScheduleBatch busy time (${f(r.runsPerCall, 0)} runs per call, call p50 ${f(r.scheduleCallMs.p50, 1)} / p99 ${f(r.scheduleCallMs.p99, 1)} ms; ${ingestLead(r)}${r.scheduledLate ? `, ${n(r.scheduledLate)} acked after due` : ''})${Number.isFinite(r.probeIngestPerS) ? `; warm-up ${n(r.warmupRuns)} runs fired, probe ${n(r.probeIngestPerS)} runs/s` : '; no warm-up'}`,
+    `  ingest ${n(r.ingestPerS)} runs per second of ScheduleBatch busy time (${f(r.runsPerCall, 0)} runs per call, call p50 ${f(r.scheduleCallMs.p50, 1)} / p99 ${f(r.scheduleCallMs.p99, 1)} ms; ${ingestLead(r)}${r.scheduledLate ? `, ${n(r.scheduledLate)} acked after due` : ''})${Number.isFinite(r.probeIngestPerS) ? `; warm-up ${n(r.warmupRuns)} runs fired, probe ${n(r.probeIngestPerS)} runs/s` : '; no warm-up'}${r.preloadJobs ? `; ${n(r.preloadJobs)} jobs in the database before` : ''}`,
     `  stages ms, from the worker's side (fired_at is the daemon's hand-off to the worker stream, whole ms):`,
     `    to fired_at   (fired_at - due: timer, claim, release gate)     ${q(r.breakdown.timer, 1)}`,
     `    to worker     (arrival - fired_at: claim, hand-off, gRPC)      ${q(r.breakdown.firedToWorker)}`,
@@ -106,6 +106,7 @@ export function trialJson(r: TrialResult, machine: MachineInfo): string {
     scheduled_late: r.scheduledLate,
     warmup: Number.isFinite(r.probeIngestPerS),
     warmup_runs: r.warmupRuns,
+    preload_jobs: r.preloadJobs,
     worker: r.workerMode,
     machine,
   });

@@ -4,6 +4,9 @@
  * Phases, each bounded in time:
  *   setup    fresh database (migrated) + Redis prefix, one daemon child
  *            process, wait until it owns every shard, start the worker
+ *   history  (--preload-jobs n) n jobs scheduled a year ahead on a queue
+ *            nobody reads, then a CHECKPOINT, so that the trial writes into
+ *            the tables and indexes of a database in service
  *   warm-up  (steady, upfront) 200 runs fired through the whole path (daemon,
  *            claim, stream, worker) on a side queue, and 5 far-future batches
  *            to estimate the ingest rate; neither counts in the results.
@@ -39,6 +42,8 @@ import { startBenchWorker, type BenchWorker } from './workers.js';
 const QUEUE = 'bench';
 const WARMUP_QUEUE = 'bench-warmup';
 const PROBE_QUEUE = 'bench-probe';
+const HISTORY_QUEUE = 'bench-history';
+const YEAR_MS = 365 * 24 * 3600 * 1000;
 const WARMUP_RUNS = 200;
 const PROBE_BATCHES = 5;
 /** Steady: how often the scheduler loop looks for runs coming due within --lead. */
@@ -72,6 +77,8 @@ export interface TrialResult {
   probeIngestPerS: number;
   /** Runs fired end to end before the trial (0: burst, no warm-up). */
   warmupRuns: number;
+  /** Jobs in the database before the trial (--preload-jobs). */
+  preloadJobs: number;
   /**
    * burst, upfront: first due minus the end of ingest (negative: ingest
    * overran it). steady: the least time any run had left before its due time
@@ -245,6 +252,16 @@ async function runStatusCounts(url: string, schema: string): Promise<Record<stri
   }
 }
 
+async function checkpoint(adminUrl: string): Promise<void> {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    await c.query('CHECKPOINT');
+  } finally {
+    await c.end();
+  }
+}
+
 export async function runTrial(opts: BenchOptions, rate: number, pattern: Pattern): Promise<TrialResult> {
   const res = new Resources();
   try {
@@ -293,6 +310,17 @@ async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Re
   await waitFor('the daemon to own every shard', 30_000, async () => (await client.listShards()).every((s) => s.ownedHere), 100);
 
   const worker: BenchWorker = await startBenchWorker({ mode: opts.worker, address: daemon.address, queues: [QUEUE, WARMUP_QUEUE], concurrency: opts.concurrency }, res);
+
+  // --- history: the trial writes into a database in service ----------------
+  if (opts.preloadJobs > 0) {
+    const far = Date.now() + YEAR_MS;
+    const history = Array.from({ length: opts.preloadJobs }, (_, i) => ({ queue: HISTORY_QUEUE, at: far + i }));
+    const ms = await ingest(client, history, opts.batchSize, opts.ingestParallel);
+    // After a checkpoint, the first change to each page writes the whole page to the WAL: the regime a busy
+    // database is in most of the time (checkpoints every few minutes, or sooner under heavy writes).
+    await checkpoint(opts.adminUrl);
+    log(opts, `history: ${opts.preloadJobs} jobs scheduled a year ahead in ${Math.round(ms)} ms (${Math.round(opts.preloadJobs / (ms / 1000))}/s), then a CHECKPOINT`);
+  }
 
   // --- warm-up (not for burst: the daemon meets the burst cold) ------------
   let probeRate = NaN;
@@ -479,6 +507,7 @@ async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Re
     runsPerCall: meter.callMs.length ? meter.runs / meter.callMs.length : NaN,
     probeIngestPerS: probeRate,
     warmupRuns,
+    preloadJobs: opts.preloadJobs,
     ingestHeadroomMs,
     scheduledLate: ackedLate,
     daemonRssMb: rss.peakMb,
