@@ -11,7 +11,6 @@
  * race with its materialiser harmless. Beyond the horizon the owner's
  * materialiser (materialiser.ts) takes over.
  */
-import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../db/pool.js';
 import { query, transaction } from '../db/pool.js';
 import type { JobKind, JobRow, JobStatus, RunRow } from '../db/queries/columns.js';
@@ -33,6 +32,7 @@ import {
 import { SELECT_DEDUPE_REFS, SELECT_JOB, SELECT_RUN } from '../db/queries/jobs.js';
 import { failedPrecondition, invalidArgument, notFound } from '../errors.js';
 import { shardOf } from '../shard-of.js';
+import { newIds } from '../ids.js';
 import type { RunRouter } from '../engine/router.js';
 import type { ScheduleInput, ScheduledJob } from '../scheduling/types.js';
 import { plainArray, textArray } from '../scheduling/pg-arrays.js';
@@ -90,7 +90,7 @@ export class RecurringService {
   async schedule(inputs: readonly RecurringInput[]): Promise<ScheduledJob[]> {
     const now = this.deps.wallNow();
     const horizon = this.deps.router.horizon();
-    const ids = inputs.map(() => randomUUID());
+    const ids = newIds(inputs.length);
     const shards = ids.map((id) => shardOf(id, this.deps.shardCount));
     const plans = inputs.map((i, k) =>
       planOccurrences({ id: ids[k], recurrence: i.recurrence, nextFireAtMs: firstOccurrence(i.recurrence, now), occurrences: 0 }, now, horizon),

@@ -6,7 +6,7 @@
  * committed without storing a list per batch (the `schedule_batches` row
  * holds only the key). The id is SHA-256(namespace NUL batch_id) with k mixed
  * into its last four bytes, formatted as a version-8 (custom) UUID, so it can
- * never equal a random (version-4) job id; distinct k give distinct ids.
+ * never equal a generated (version-7) job id; distinct k give distinct ids.
  */
 import { createHash } from 'node:crypto';
 

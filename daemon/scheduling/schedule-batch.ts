@@ -24,7 +24,6 @@
  * planned without a transaction find such runs after all, the notify follows
  * the commit: later, never lost before the repair scan.)
  */
-import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Queryable } from '../db/pool.js';
 import { query, transaction } from '../db/pool.js';
@@ -33,6 +32,7 @@ import type { DeliveryMode, RunStatus } from '../db/queries/columns.js';
 import { CLAIM_BATCH_KEY, INSERT_JOBS, INSERT_JOBS_DEDUPE, SELECT_BATCH_KEY, SELECT_DEDUPE_REFS, SELECT_JOB_REFS } from '../db/queries/jobs.js';
 import { failedPrecondition } from '../errors.js';
 import { shardOf } from '../shard-of.js';
+import { newIds } from '../ids.js';
 import type { AfterCommit } from '../engine/router.js';
 import type { RunRef } from '../run-ref.js';
 import { batchJobIds } from './batch-key.js';
@@ -57,7 +57,7 @@ export async function scheduleBatch(
   const namespace = inputs[0].namespace;
   if (batchId !== null && inputs.some((i) => i.namespace !== namespace)) throw new Error('scheduleBatch: a keyed batch must use one namespace');
   const planHorizon = deps.router.horizon();
-  const ids = batchId === null ? randomIds(n) : batchJobIds(namespace, batchId, n);
+  const ids = batchId === null ? newIds(n) : batchJobIds(namespace, batchId, n);
   const shards = new Array<number>(n);
   let dedupe = false;
   let notify = false;
@@ -100,12 +100,6 @@ async function queryNamed<R extends pg.QueryResultRow>(db: Queryable, statement:
   } catch (err) {
     throw mapStorageError(err);
   }
-}
-
-function randomIds(n: number): string[] {
-  const ids = new Array<string>(n);
-  for (let k = 0; k < n; k++) ids[k] = randomUUID();
-  return ids;
 }
 
 /** Parameters of insertJobs, in its order: one array per column (one element for a column shared by all). */

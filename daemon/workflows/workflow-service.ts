@@ -5,7 +5,6 @@
  * steps are started in the transaction that creates it, through the same
  * transitions the answers use (step-transitions.ts), and routed inside it.
  */
-import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/pool.js';
 import { query, queryPrepared, transaction } from '../db/pool.js';
 import {
@@ -27,6 +26,7 @@ import {
 } from '../db/queries/workflows.js';
 import { failedPrecondition, invalidArgument, notFound } from '../errors.js';
 import { shardOf } from '../shard-of.js';
+import { newId } from '../ids.js';
 import type { RunRouter } from '../engine/router.js';
 import { fromStored, planSteps, sameDefinition, toStored, type WorkflowSpec } from './definition.js';
 import { StepTransitions } from './step-transitions.js';
@@ -96,7 +96,7 @@ export class WorkflowService {
     const specs = await this.resolveMany(inputs);
     const planned = inputs.map((input, i) => {
       const { spec, version } = specs[i];
-      const id = input.id ?? randomUUID();
+      const id = input.id ?? newId();
       return {
         id,
         input,

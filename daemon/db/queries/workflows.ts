@@ -301,7 +301,7 @@ WITH finished AS (
   WHERE wf.max_in_flight = 0
      OR x.rn <= wf.max_in_flight - (SELECT count(*) FROM workflow_steps b WHERE b.workflow_run_id = wf.id AND b.state = 'running')
 ), started AS (
-  UPDATE workflow_steps s SET state = 'running', generation = s.generation + 1, job_id = gen_random_uuid(), started_at = now(),
+  UPDATE workflow_steps s SET state = 'running', generation = s.generation + 1, job_id = uuid_v7(), started_at = now(),
     finished_at = NULL, error = NULL, output = NULL
   FROM pick WHERE s.workflow_run_id = pick.workflow_run_id AND s.step = pick.step AND s.state = 'ready'
   RETURNING s.*, pick.namespace
