@@ -51,6 +51,7 @@ export function ruleText(job) {
   return '';
 }
 
+/** A long id's last 8 characters: a job id's first ones are its creation time (UUIDv7), the same for a minute's jobs. */
 export function shortId(id) {
-  return id && id.length > 13 ? `${id.slice(0, 8)}…` : id;
+  return id && id.length > 13 ? `…${id.slice(-8)}` : id;
 }

