@@ -42,8 +42,12 @@ import {
 const SHARDS = 4;
 const SECOND = 1_000;
 const DAY = 86_400_000;
-/** How late a delivery may reach the worker after its due time. */
-const MAX_LATE_MS = 500;
+/**
+ * How late a delivery may reach the worker after its due time, or after the call that made or changed its
+ * occurrences returned if that was later (a first occurrence can come due while a slow call is still running).
+ * Loose for a loaded 2-core CI machine; the structural checks (nominal == due, consecutive, fired >= due) are exact.
+ */
+const MAX_LATE_MS = 2_000;
 const QUEUES = ['rec-interval', 'rec-cron', 'rec-ops', 'rec-list', 'rec-bad', 'rec-cli', 'rec-after'];
 const { INVALID_ARGUMENT, FAILED_PRECONDITION } = grpc.status;
 
@@ -100,10 +104,12 @@ function diffs(values: readonly number[]): number[] {
 
 /**
  * Checks the deliveries of one job: each run once, at or after its due time
- * and less than MAX_LATE_MS late, on its nominal time (no jitter), and the
- * nominal times consecutive, `periodMs` apart. Returns the nominal times.
+ * and less than MAX_LATE_MS late (counted from the later of its due time and
+ * `callReturnedAt`, when the call that made its occurrences returned), on its
+ * nominal time (no jitter), and the nominal times consecutive, `periodMs`
+ * apart. Returns the nominal times.
  */
-async function expectOnTimeOccurrences(jobId: string, periodMs: number, receipts: Receipt[]): Promise<number[]> {
+async function expectOnTimeOccurrences(jobId: string, periodMs: number, receipts: Receipt[], callReturnedAt: number): Promise<number[]> {
   const runs = await runsById(jobId);
   const ids = receipts.map((r) => r.run.runId);
   expect(new Set(ids).size, 'each occurrence delivered once').toBe(ids.length);
@@ -115,7 +121,7 @@ async function expectOnTimeOccurrences(jobId: string, periodMs: number, receipts
     expect(r.run.dueAtMs).toBe(run!.nominalAtMs);
     expect(r.run.firedAtMs).toBeGreaterThanOrEqual(r.run.dueAtMs);
     expect(r.receivedAt).toBeGreaterThanOrEqual(r.run.dueAtMs);
-    expect(r.receivedAt - r.run.dueAtMs, `run ${r.run.runId} late`).toBeLessThan(MAX_LATE_MS);
+    expect(r.receivedAt - Math.max(r.run.dueAtMs, callReturnedAt), `run ${r.run.runId} late`).toBeLessThan(MAX_LATE_MS);
   }
   const nominal = receipts.map((r) => runs.get(r.run.runId)!.nominalAtMs).sort((a, b) => a - b);
   expect(diffs(nominal)).toEqual(nominal.slice(1).map(() => periodMs));
@@ -153,6 +159,7 @@ describe('an interval job (every 1s)', () => {
   it('fires each occurrence once, on its nominal time, 1s apart, from the first one on', async () => {
     const before = Date.now();
     const res = await client.scheduleRecurring({ queue: 'rec-interval', payload: { hello: 'interval' }, recurrence: { everyMs: SECOND } });
+    const returned = Date.now();
     job = res.job;
     expect(res.deduplicated).toBe(false);
     expect(job.kind).toBe('interval');
@@ -169,7 +176,7 @@ describe('an interval job (every 1s)', () => {
 
     expect(await waitForRuns(job.id, 4, 10_000)).toBe(true);
     const receipts = receiptsOf(job.id);
-    const nominal = await expectOnTimeOccurrences(job.id, SECOND, receipts);
+    const nominal = await expectOnTimeOccurrences(job.id, SECOND, receipts, returned);
     expect(nominal[0]).toBe(first.nominalAtMs);
     expect(receipts[0].run.payload.toString()).toBe('{"hello":"interval"}');
   });
@@ -204,11 +211,12 @@ describe('an interval job (every 1s)', () => {
 describe('a cron job with seconds', () => {
   it('"*/2 * * * * *" in Europe/Paris fires on every other whole second, each once', async () => {
     const res = await client.scheduleRecurring({ queue: 'rec-cron', recurrence: { cron: '*/2 * * * * *', timeZone: 'Europe/Paris' } });
+    const returned = Date.now();
     expect(res.job.kind).toBe('cron');
     expect(res.job.recurrence!.cron).toEqual({ expression: '*/2 * * * * *', timeZone: 'Europe/Paris', dstGap: 'shift', dstRepeat: 'once' });
     expect(res.job.recurrence!.interval).toBeNull();
     expect(await waitForRuns(res.job.id, 3, 12_000)).toBe(true);
-    await expectOnTimeOccurrences(res.job.id, 2 * SECOND, receiptsOf(res.job.id));
+    await expectOnTimeOccurrences(res.job.id, 2 * SECOND, receiptsOf(res.job.id), returned);
 
     const { nextFireTimesMs } = await client.getJob(res.job.id);
     expect(nextFireTimesMs).toHaveLength(10);
@@ -254,12 +262,13 @@ describe('pause, resume, trigger, backfill, update', () => {
   it('resume (no catch-up): fires again from the next occurrence after now; the pause left no runs', async () => {
     const resumedAt = Date.now();
     const resumed = await client.resumeJob(job.id);
+    const resumeReturned = Date.now();
     expect(resumed.status).toBe('active');
     expect(resumed.pauseNote).toBe('');
     expect(resumed.nextFireAtMs).toBeGreaterThan(resumedAt - 1);
     expect(await waitForRuns(job.id, 2, 6_000, (r) => r.run.dueAtMs >= resumedAt)).toBe(true);
     const after = receiptsOf(job.id).filter((r) => r.run.dueAtMs >= resumedAt);
-    await expectOnTimeOccurrences(job.id, SECOND, after);
+    await expectOnTimeOccurrences(job.id, SECOND, after, resumeReturned);
     // No occurrence fell between the pause and the resume.
     const runs = [...(await runsById(job.id)).values()].filter((r) => r.origin === 'schedule');
     const lastBefore = Math.max(...receiptsOf(job.id).filter((r) => r.run.dueAtMs < resumedAt).map((r) => r.run.dueAtMs));
@@ -320,7 +329,7 @@ describe('pause, resume, trigger, backfill, update', () => {
     const fresh = (r: Receipt) => r.run.dueAtMs > updatedAt + CLAIM_AHEAD_MS;
     expect(await waitForRuns(job.id, 2, 8_000, fresh)).toBe(true);
     const after = receiptsOf(job.id).filter(fresh);
-    await expectOnTimeOccurrences(job.id, 2 * SECOND, after);
+    await expectOnTimeOccurrences(job.id, 2 * SECOND, after, updatedAt);
     expect(after.every((r) => r.run.payload.toString() === 'v2')).toBe(true);
 
     // proto3 optional: priority 0 is sent as present, so the daemon sees a change.

@@ -89,10 +89,17 @@ describe('an at-most-once workflow step whose worker never answers', () => {
     const byName = new Map(failed.steps.map((s) => [s.name, s]));
     expect(Object.fromEntries(failed.steps.map((s) => [s.name, s.state]))).toEqual({ a: 'succeeded', hold: 'failed', after: 'upstream_failed', solo: 'succeeded' });
     expect(byName.get('hold')?.error).toMatch(/at-most-once step not answered within its lease/);
-    // It ended no sooner than its lease after it reached the worker.
+    // It ended no sooner than its lease after the hand-off: the expiry compares the daemon's recorded fired_at,
+    // which is the hand-off time the worker was given, not the worker's own clock at receipt.
     const holdReceipt = worker.recorder.receipts.find((r) => r.run.workflow?.workflowRunId === started.id && r.run.workflow.step === 'hold');
     expect(holdReceipt).toBeDefined();
-    expect(byName.get('hold')!.finishedAtMs).toBeGreaterThanOrEqual(holdReceipt!.receivedAt + LEASE_MS - 5);
+    const handedOffAtMs = holdReceipt!.run.firedAtMs;
+    const holdRun = await client.getRun(holdReceipt!.run.runId);
+    expect(holdRun.status).toBe('dead');
+    expect(holdRun.firedAtMs).toBe(handedOffAtMs);
+    expect(byName.get('hold')!.firedAtMs).toBe(handedOffAtMs);
+    expect(holdRun.finishedAtMs).toBeGreaterThanOrEqual(handedOffAtMs + LEASE_MS);
+    expect(byName.get('hold')!.finishedAtMs).toBeGreaterThanOrEqual(handedOffAtMs + LEASE_MS);
     const plainRun = await client.getRun(plain.run.id);
     expect(plainRun.status).toBe('fired');
     expect(Date.now() - plainRun.firedAtMs).toBeGreaterThan(LEASE_MS);

@@ -151,10 +151,11 @@ describe('workflows', () => {
       const parent = got.get(`s${i}`)?.[0].run.runId ?? '';
       return (got.get(`s${i + 1}`)?.[0].receivedAt ?? Infinity) - (finishedAt.get(parent) ?? -Infinity);
     }).sort((a, b) => a - b);
-    // The loader reads the window every second (--load-interval-ms) and the repair pass runs every second here:
-    // a child that waited for either would take hundreds of ms. Event-driven, a hop is a few ms (more on a loaded machine).
-    expect(hops[3], `hops ${hops.join(', ')} ms`).toBeLessThan(100);
-    expect(hops[6], `hops ${hops.join(', ')} ms`).toBeLessThan(400);
+    // Event-driven, a hop is a few ms, more on a loaded machine: the median only, with slack (no bound on the slowest
+    // hop, which a loaded CI machine can stall). A hop that waited for a periodic pass (loader, repair: every second
+    // here) or for a lease to expire (30 s) has a median of hundreds of ms or more. The loader and repair intervals
+    // stay at 1 s: the materialiser follows the loader's, and the repair test below counts on a 1 s repair pass.
+    expect(hops[3], `hops ${hops.join(', ')} ms`).toBeLessThan(250);
     // Each child's run was fired (claimed) by the transaction that completed its parent: the same now().
     const { rows } = await db.pool.query<{ step: string; claimed: Date; parent_finished: Date }>(
       `SELECT j.workflow_step AS step, r.claimed_at AS claimed, pr.finished_at AS parent_finished

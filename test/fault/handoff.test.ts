@@ -6,21 +6,27 @@
  *   back into the assignment.
  * - Admin.Rebalance dry run lists the moves (undoing the operator moves)
  *   without executing them; Rebalance executes them.
- * - SIGTERM of a daemon releases its shards: the peers own them well under
- *   a second later (measured from the signal to the peers' 'shard acquired'
- *   log lines; asserted < 1,500 ms as a loose bound on a shared machine).
+ * - SIGTERM of a daemon releases every shard it holds ('shard released'),
+ *   and the peers own each one well before its lease could have lapsed
+ *   (measured from that line to the peers' 'shard acquired' line).
  * Throughout: lost = 0, and no AT_MOST_ONCE run fires twice.
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTimelaneProto } from '@timelane/client';
 import type { AdminClient } from '../../proto/gen/timelane/v1/Admin.js';
-import { TestCluster, sleep, type ShardRowInfo } from '../helpers/cluster.js';
+import { TestCluster, logTime, sleep, type ShardRowInfo } from '../helpers/cluster.js';
 import { waitUntil } from '../helpers/e2e.js';
 import { track, untrack } from '../helpers/tracked.js';
 
 const TTL = 1_500;
-const SIGTERM_HANDOFF_BOUND_MS = 1_500;
+/**
+ * Release line → peer's acquire line. Leases are extended every TTL/3, so at
+ * its release line a lease still has about TTL − TTL/3 = 1,000 ms to run: a peer
+ * that waited for it to lapse logs that late; a release takes one release and
+ * one acquire round trip. The drain before the release is not in the figure.
+ */
+const SIGTERM_HANDOFF_BOUND_MS = TTL / 2;
 const MEMBERS = ['a', 'b', 'c'];
 const N = 3_000;
 const SPREAD_MS = 18_000;
@@ -154,26 +160,34 @@ describe('fault: operator handoffs under load', () => {
     for (const [member, n] of Object.entries(reb.shardsPerMember)) expect(ownersOf(afterReb, member).length).toBe(n);
     console.log(`[handoff] Rebalance dry run listed ${dry.moves.length} moves (${JSON.stringify(dry.moves)}); executed, per member ${JSON.stringify(reb.shardsPerMember)}`);
 
-    // 4. SIGTERM of b: it releases; the peers own its shards well under a second later.
+    // 4. SIGTERM of b: it releases every shard; the peers own each one long before its lease could lapse.
     const bRows = (await c.shardRows()).filter((r) => r.owner === 'b');
     expect(bRows.length).toBeGreaterThan(0);
+    const bProc = c.daemon('b');
+    const logIndexAtTerm = bProc.logs.length;
     const { at: sigAt, code } = await c.stopMember('b');
     expect(code).toBe(0);
-    const peerAcq = (shard: number) =>
+    // Lines since the signal (the pipe may deliver the last ones after the exit event).
+    const releasedAt = (): Map<number, number> =>
+      new Map(bProc.logs.slice(logIndexAtTerm).flatMap((l) => (l.msg === 'shard released' ? [[Number(l.shard), logTime(l)] as const] : [])));
+    expect(await waitUntil(() => bRows.every((r) => releasedAt().has(r.shard)), 5_000), `b released every shard it held (released ${[...releasedAt().keys()].join(',')})`).toBe(true);
+    const released = releasedAt();
+    const peerAcq = (r: ShardRowInfo) =>
       ['a', 'c']
         .flatMap((m) => c.acquired(m))
-        .filter((e) => e.shard === shard && e.at >= sigAt)
+        .filter((e) => e.shard === r.shard && e.fence! > r.fence && e.at >= sigAt)
         .sort((x, y) => x.at - y.at)[0];
-    expect(await waitUntil(() => bRows.every((r) => peerAcq(r.shard) !== undefined), 10_000), 'peers acquired every shard of b').toBe(true);
-    const handoff = bRows.map((r) => peerAcq(r.shard).at - sigAt);
+    expect(await waitUntil(() => bRows.every((r) => peerAcq(r) !== undefined), 10_000), 'peers acquired every shard of b').toBe(true);
+    const handoff = bRows.map((r) => peerAcq(r).at - released.get(r.shard)!);
     const worst = Math.max(...handoff);
     const afterTerm = await c.shardRows();
     for (const r of bRows) {
       const now = afterTerm.find((x) => x.shard === r.shard)!;
       expect(now.fence).toBeGreaterThan(r.fence);
     }
-    console.log(`[handoff] SIGTERM b (${bRows.length} shards): peers acquired after ms min ${Math.min(...handoff)} max ${worst}`);
-    expect(worst, `SIGTERM handoff took ${worst} ms`).toBeLessThan(SIGTERM_HANDOFF_BOUND_MS);
+    const drained = Math.max(...bRows.map((r) => released.get(r.shard)!)) - sigAt;
+    console.log(`[handoff] SIGTERM b (${bRows.length} shards): released ${drained} ms after the signal; peers acquired after the release ms min ${Math.min(...handoff)} max ${worst}`);
+    expect(worst, `SIGTERM handoff took ${worst} ms after the release`).toBeLessThan(SIGTERM_HANDOFF_BOUND_MS);
 
     // Everything fired; at-most-once never twice.
     const all = await c.waitAllReceived(SPREAD_MS + 30_000, runs);

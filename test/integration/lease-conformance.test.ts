@@ -188,14 +188,22 @@ describe.each(factories)('$name lease backend conformance', ({ name, setup }) =>
   });
 
   it('extend keeps the shard held past the original TTL and moves validity forward', async () => {
-    const lease = held(await a.acquire(6, 1_500));
+    const ORIGINAL_TTL = 1_500;
+    // Extended far beyond the original TTL: the peer's refusal below cannot race the extended lease on a loaded machine.
+    const EXTENDED_TTL = 10_000;
+    const lease = held(await a.acquire(6, ORIGINAL_TTL));
+    const acquiredAt = performance.now(); // the store set the original expiry before this
     const firstValidity = lease.validUntilMono;
-    await sleep(700);
-    expect(await a.extend(lease, 1_500)).toBe(true);
+    expect(await a.extend(lease, EXTENDED_TTL)).toBe(true);
     expect(lease.validUntilMono).toBeGreaterThan(firstValidity);
-    await sleep(1_200); // past the original 1.5 s, inside the extended one
+    // Past the original expiry (+ slack for the store's clock): without the extend the shard would be free now.
+    await sleep(Math.max(0, acquiredAt + ORIGINAL_TTL + 100 - performance.now()));
+    expect(performance.now()).toBeGreaterThan(acquiredAt + ORIGINAL_TTL);
     expect(await b.acquire(6, 5_000)).toBeNull();
-    expect(await a.extend(lease, 1_500)).toBe(true);
+    // Same TTL, later start: validity is restamped from the time of each extend.
+    const secondValidity = lease.validUntilMono;
+    expect(await a.extend(lease, EXTENDED_TTL)).toBe(true);
+    expect(lease.validUntilMono).toBeGreaterThan(secondValidity);
     expect(await shardRow(h.db.pool, 6)).toEqual({ fence: lease.fence, owner: 'member-a' });
     await a.release(lease);
   });

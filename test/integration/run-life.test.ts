@@ -203,8 +203,9 @@ describe('priorities', () => {
     const made = await p.scheduling.schedule(inputs);
     const byId = new Map(made.map((s, i) => [s.run.id, inputs[i]]));
     await waitFor(() => w.runs.length === credit, 5_000, 'credit used');
-    await new Promise((r) => setTimeout(r, 200)); // every run claimed and parked for credit
-    expect(p.engine.hub.backlog).toBe(40 - credit);
+    // The runs past the credit are claimed and parked (not handed out) before the first completion.
+    await waitFor(() => p.engine.hub.backlog === 40 - credit, 5_000, `${40 - credit} runs parked for credit`);
+    expect(w.runs).toHaveLength(credit);
     // Complete one at a time: each completion frees one credit.
     while (w.runs.length < 40) {
       const n = w.runs.length;

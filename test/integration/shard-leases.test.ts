@@ -194,27 +194,38 @@ describe.each(factories)('ShardLeaseManager over the $name backend', ({ setup })
   }
 
   it('holds every desired shard within a couple of TTLs, keeps them through renewals, releases on stop()', async () => {
+    // A longer TTL than the other cases: an extend (or event-loop stall) must exceed ~1.7 s, not ~0.6 s, to lose a shard here.
+    const ttlMs = 3_000;
+    const ROUNDS = 7; // renewal rounds (every ttl/3) to sit through: as many as 2.5 TTLs of 1 s gave
     const shards = range(0, 8);
-    const { m, events } = manager(backendA);
+    const spy = new SpyBackend(backendA);
+    const { m, events } = manager(spy, { ttlMs });
     m.setDesired(shards);
     m.start();
-    await waitFor(() => m.ownedShards().length === 8, 3 * TTL, 'all 8 shards held');
+    await waitFor(() => m.ownedShards().length === 8, 3 * ttlMs, 'all 8 shards held');
+    const heldAt = performance.now();
     expect(m.ownedShards()).toEqual(shards);
     expect(shards.every((s) => m.isValid(s))).toBe(true);
     const fences = new Map(m.owned().map((l) => [l.shard, l.fence]));
     for (const [shard, row] of await rows(shards)) expect(row).toEqual({ fence: fences.get(shard), owner: 'member-a' });
     expect(events.filter((e) => e.kind === 'acquired')).toHaveLength(8);
 
-    await sleep(2.5 * TTL); // several renewal rounds
+    // Several renewal rounds, counted rather than slept for: every shard extended ROUNDS times.
+    const extendsOf = (s: number): number => spy.extends.filter((e) => e.shard === s).length;
+    await waitFor(() => shards.every((s) => extendsOf(s) >= ROUNDS), (ROUNDS + 3) * (ttlMs / 3), `${ROUNDS} renewal rounds`);
+    // Held past a whole TTL: without the extends every lease would have lapsed, here and in the store.
+    expect(performance.now() - heldAt).toBeGreaterThan(ttlMs);
     expect(m.ownedShards()).toEqual(shards);
     expect(events.filter((e) => e.kind === 'lost')).toEqual([]);
     for (const s of shards) expect(m.fenceOf(s)).toBe(fences.get(s));
+    expect(shards.every((s) => m.isValid(s))).toBe(true);
+    for (const s of shards) expect(await backendB.acquire(s, ttlMs), `shard ${s} still held in the store`).toBeNull();
 
     // Narrowing the desired set releases at once.
     m.setDesired(range(0, 4));
     expect(m.ownedShards()).toEqual(range(0, 4));
     for (const s of range(4, 4)) expect(lost(events, s)).toEqual([LOST_RELEASED]);
-    await waitFor(async () => [...(await rows(range(4, 4))).values()].every((r) => r.owner === null), TTL, 'released rows free');
+    await waitFor(async () => [...(await rows(range(4, 4))).values()].every((r) => r.owner === null), ttlMs, 'released rows free');
 
     await m.stop();
     expect(m.ownedShards()).toEqual([]);

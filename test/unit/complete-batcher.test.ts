@@ -3,12 +3,18 @@
  * they grow with the load), and starts a second beside a batch that has been
  * written for 50 ms or more (so one stuck batch never holds back every
  * Complete). daemon/dispatch/complete-batcher.ts.
+ *
+ * On fake timers, with the batcher's clock the fake Date: its timers and its
+ * idea of how long a batch has been written move together, and only when the
+ * test moves them. A pause of a loaded machine cannot make a batch look slow.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CompleteBatcher } from '../../daemon/dispatch/complete-batcher.js';
 
 interface Pending {
   items: readonly number[];
+  /** When the batch was handed to the write (the batcher's clock). */
+  at: number;
   settle: () => void;
 }
 
@@ -17,27 +23,31 @@ function harness(): { batcher: CompleteBatcher<number>; writes: Pending[] } {
   const batcher = new CompleteBatcher<number>(
     (items) =>
       new Promise((resolve) => {
-        writes.push({ items, settle: () => resolve(items.map(() => null)) });
+        writes.push({ items, at: Date.now(), settle: () => resolve(items.map(() => null)) });
       }),
+    () => Date.now(),
   );
   return { batcher, writes };
 }
 
+/** Moves the fake time on 1 ms at a time (running the timers and promises due) until `cond` holds. */
 const until = async (cond: () => boolean, ms = 2_000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 1));
+  for (let waited = 0; !cond(); waited++) {
+    if (waited >= ms) throw new Error('condition not met in time');
+    await vi.advanceTimersByTimeAsync(1);
   }
 };
 
 describe('CompleteBatcher', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
   it('while a quick batch is written, what arrives waits and goes out as one batch after it', async () => {
     const { batcher, writes } = harness();
     const first = batcher.completeAll([1, 2]);
     await until(() => writes.length === 1);
     const second = [3, 4, 5].map((i) => batcher.complete(i));
-    await new Promise((r) => setTimeout(r, 10)); // well under 50 ms
+    await vi.advanceTimersByTimeAsync(49); // the first batch written for 49 ms: still quick
     expect(writes).toHaveLength(1);
     writes[0].settle();
     expect(await first).toEqual([null, null]);
@@ -51,10 +61,11 @@ describe('CompleteBatcher', () => {
     const { batcher, writes } = harness();
     void batcher.complete(1);
     await until(() => writes.length === 1);
-    const started = Date.now();
     const next = batcher.complete(2);
     await until(() => writes.length === 2); // the first never settles: a stuck batch
-    expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+    // Not before the first had been written for 50 ms, and soon after (a re-check at that mark, not a later poll).
+    expect(writes[1].at - writes[0].at).toBeGreaterThanOrEqual(50);
+    expect(writes[1].at - writes[0].at).toBeLessThan(60);
     expect(writes[1].items).toEqual([2]);
     writes[1].settle();
     await next;
@@ -62,7 +73,7 @@ describe('CompleteBatcher', () => {
     const third = batcher.complete(3);
     await until(() => writes.length === 3);
     void batcher.complete(4);
-    await new Promise((r) => setTimeout(r, 120));
+    await vi.advanceTimersByTimeAsync(120);
     expect(writes).toHaveLength(3);
     expect(batcher.inFlight).toBe(2);
     writes[2].settle();
