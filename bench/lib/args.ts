@@ -93,7 +93,8 @@ a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
                              JIT and connections warm); default 0 = only the 200-run path check. Burst never warms up
   --preload-jobs <n>         before the trial (and its warm-up), n jobs scheduled a year ahead on a queue nobody
                              reads, then a CHECKPOINT: the trial's writes meet tables and indexes of a database in
-                             service, after a checkpoint (default 0 = a fresh database)
+                             service, after a checkpoint (default 0 = a fresh database). Not with burst; whole
+                             numbers up to 10,000,000; the preload's time counts against --budget
   --grace <s>                seconds to wait after the last due time (default 5)
   --shard-count <n>          shards of the fresh cluster (default 64)
   --daemon-arg <flag>        extra daemon flag, repeatable (e.g. --daemon-arg=--database-pool-size=32)
@@ -112,6 +113,14 @@ a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
   --help`;
 
 /** A numeric flag's value (default when absent), checked against lo..hi. Shared by the benches' parsers. */
+/** --preload-jobs: a whole number, and not with burst (the preload goes through the daemon, which would meet the burst warm). */
+function preloadJobs(raw: string | undefined, patterns: readonly string[]): number {
+  const n = numberFlag('--preload-jobs', raw, 0, 0, 10_000_000);
+  if (!Number.isInteger(n)) throw new Error(`--preload-jobs: must be a whole number (got "${raw}")`);
+  if (n > 0 && patterns.includes('burst')) throw new Error('--preload-jobs: not with the burst pattern (the preload would warm the daemon the burst must meet cold); use --pattern upfront or steady');
+  return n;
+}
+
 export function numberFlag(flag: string, raw: string | undefined, def: number, lo: number, hi: number): number {
   if (raw === undefined) return def;
   const n = Number(raw.replace(/_/g, ''));
@@ -181,7 +190,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
     ingestParallel: numberFlag('--ingest-parallel', values['ingest-parallel'], 4, 1, 64),
     leadSeconds: numberFlag('--lead', values.lead, 3, 0.5, 120),
     warmupSeconds: numberFlag('--warmup-seconds', values['warmup-seconds'], 0, 0, 60),
-    preloadJobs: numberFlag('--preload-jobs', values['preload-jobs'], 0, 0, 50_000_000),
+    preloadJobs: preloadJobs(values['preload-jobs'], patterns.length ? patterns : [...SUITE_PATTERNS]),
     graceSeconds: numberFlag('--grace', values.grace, 5, 0.5, 120),
     shardCount: numberFlag('--shard-count', values['shard-count'], 64, 1, 65_536),
     daemonArgs: values['daemon-arg'].flatMap((a) => (a.includes('=') && a.startsWith('--') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a])),

@@ -245,6 +245,18 @@ export interface StartedStepRow extends FiredRunRow {
 }
 
 /**
+ * A time-ordered id made by Postgres, for the jobs it makes itself (a step's
+ * job, in START_READY_STEPS): a UUIDv7 as the daemon's (daemon/ids.ts), so
+ * that its keys go to the right edge of jobs_pkey, runs_job and
+ * workflow_steps_job. gen_random_uuid() with its first 48 bits replaced by
+ * the Unix time in ms and its version bits set to 7 (PostgreSQL 18 has
+ * uuidv7(); 15 does not). Volatile: a new id per row.
+ */
+export const UUID_V7 = `encode(set_bit(set_bit(
+    overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3) FROM 1 FOR 6),
+    52, 1), 53, 1), 'hex')::uuid`;
+
+/**
  * startReadySteps — ready → running for the ready steps of these (locked,
  * running) workflow runs, within each run's limit on steps in flight, in
  * topological order: each gets its generation's job (the parents' outputs
@@ -269,18 +281,6 @@ export interface StartedStepRow extends FiredRunRow {
  * repair pass, with null, catches any that did not), and a run it names is
  * not looked at for finishing (it has a ready step). Returns the new runs.
  */
-/**
- * A time-ordered id made by Postgres, for the jobs it makes itself (a step's
- * job, in START_READY_STEPS): a UUIDv7 as the daemon's (daemon/ids.ts), so
- * that its keys go to the right edge of jobs_pkey, runs_job and
- * workflow_steps_job. gen_random_uuid() with its first 48 bits replaced by
- * the Unix time in ms and its version bits set to 7 (PostgreSQL 18 has
- * uuidv7(); 15 does not). Volatile: a new id per row.
- */
-export const UUID_V7 = `encode(set_bit(set_bit(
-    overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3) FROM 1 FOR 6),
-    52, 1), 53, 1), 'hex')::uuid`;
-
 export const START_READY_STEPS = `
 WITH finished AS (
   UPDATE workflow_runs w SET
