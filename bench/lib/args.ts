@@ -112,7 +112,6 @@ a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
   --memory-window <s>        --memory: the daemon's window W in seconds (default 300)
   --help`;
 
-/** A numeric flag's value (default when absent), checked against lo..hi. Shared by the benches' parsers. */
 /** --preload-jobs: a whole number, and not with burst (the preload goes through the daemon, which would meet the burst warm). */
 function preloadJobs(raw: string | undefined, patterns: readonly string[]): number {
   const n = numberFlag('--preload-jobs', raw, 0, 0, 10_000_000);
@@ -121,6 +120,7 @@ function preloadJobs(raw: string | undefined, patterns: readonly string[]): numb
   return n;
 }
 
+/** A numeric flag's value (default when absent), checked against lo..hi. Shared by the benches' parsers. */
 export function numberFlag(flag: string, raw: string | undefined, def: number, lo: number, hi: number): number {
   if (raw === undefined) return def;
   const n = Number(raw.replace(/_/g, ''));

@@ -228,38 +228,38 @@ interface PgStatDatabase {
   tup_inserted: number;
 }
 
-async function pgStatDatabase(url: string): Promise<PgStatDatabase> {
+/** Runs `fn` on a connection of its own to `url`, closed after. */
+async function withConnection<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
   await c.connect();
   try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+function pgStatDatabase(url: string): Promise<PgStatDatabase> {
+  return withConnection(url, async (c) => {
     const { rows } = await c.query<PgStatDatabase>(
       'SELECT xact_commit::float8 AS xact_commit, tup_updated::float8 AS tup_updated, tup_inserted::float8 AS tup_inserted FROM pg_stat_database WHERE datname = current_database()',
     );
     return rows[0];
-  } finally {
-    await c.end();
-  }
+  });
 }
 
-async function runStatusCounts(url: string, schema: string): Promise<Record<string, number>> {
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
-  await c.connect();
-  try {
+function runStatusCounts(url: string, schema: string): Promise<Record<string, number>> {
+  return withConnection(url, async (c) => {
     const { rows } = await c.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM ${schema}.runs WHERE queue = $1 GROUP BY status ORDER BY status`, [QUEUE]);
     return Object.fromEntries(rows.map((r) => [r.status, r.n]));
-  } finally {
-    await c.end();
-  }
+  });
 }
 
-async function checkpoint(adminUrl: string): Promise<void> {
-  const c = new pg.Client({ connectionString: adminUrl });
-  await c.connect();
-  try {
+/** CHECKPOINT needs the admin role (superuser or pg_checkpoint), not the bench database's. */
+function checkpoint(adminUrl: string): Promise<void> {
+  return withConnection(adminUrl, async (c) => {
     await c.query('CHECKPOINT');
-  } finally {
-    await c.end();
-  }
+  });
 }
 
 export async function runTrial(opts: BenchOptions, rate: number, pattern: Pattern): Promise<TrialResult> {
