@@ -60,6 +60,8 @@ export interface BenchOptions {
   dbSettings: [string, string][];
   /** Write a V8 CPU profile of the daemon into this folder (NODE_OPTIONS=--cpu-prof). */
   daemonCpuProf: string | undefined;
+  /** Node options for the daemon process only (its NODE_OPTIONS), e.g. a V8 heap setting. */
+  daemonNodeOptions: string | undefined;
   /** Before each trial, wait up to this long for the machine to be idle (0: don't). */
   quietWaitSeconds: number;
   /** "Idle": busy under this % of one core. */
@@ -103,6 +105,7 @@ a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
   --echo-daemon              forward the daemon's log lines
   --db-set <name=value>      ALTER DATABASE <bench db> SET name = value before the daemon starts, repeatable (experiments)
   --daemon-cpu-prof <dir>    write a V8 CPU profile of the daemon (.cpuprofile) into <dir>
+  --daemon-node-options <o>  NODE_OPTIONS for the daemon process only (e.g. "--max-semi-space-size=64")
   --quiet-wait <s>           before each rate, wait up to this long for the machine to be idle (default 120; 0 = don't)
   --quiet-below <pct>        "idle" = busy under this % of one core (default 25)
   --memory                   instead of fire lag: bytes of daemon RSS per in-window run, and the window rebuild
@@ -161,6 +164,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
       'quiet-wait': { type: 'string' },
       'db-set': { type: 'string', multiple: true, default: [] },
       'daemon-cpu-prof': { type: 'string' },
+      'daemon-node-options': { type: 'string' },
       'quiet-below': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -203,6 +207,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
       return [m[1], m[2]] as [string, string];
     }),
     daemonCpuProf: values['daemon-cpu-prof'],
+    daemonNodeOptions: values['daemon-node-options'],
     quietWaitSeconds: numberFlag('--quiet-wait', values['quiet-wait'], 120, 0, 3600),
     quietBelowPct: numberFlag('--quiet-below', values['quiet-below'], 25, 1, 10_000),
   };

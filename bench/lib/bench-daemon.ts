@@ -45,12 +45,13 @@ export async function waitFor(what: string, timeoutMs: number, check: () => Prom
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 /**
- * NODE_OPTIONS for a daemon child: `cpuProfDir` preloads cpu-prof-preload.js
- * (Node refuses --cpu-prof there), `gcHook` preloads gc-preload.js with
- * --expose-gc (SIGUSR2 = full GC). Undefined when neither is asked for.
+ * NODE_OPTIONS for a daemon child: `nodeOptions` as given (--daemon-node-options),
+ * `cpuProfDir` preloads cpu-prof-preload.js (Node refuses --cpu-prof there),
+ * `gcHook` preloads gc-preload.js with --expose-gc (SIGUSR2 = full GC).
+ * Undefined when none is asked for.
  */
-export function daemonEnv(cpuProfDir: string | undefined, gcHook: boolean): Record<string, string> | undefined {
-  const opts: string[] = [];
+export function daemonEnv(cpuProfDir: string | undefined, gcHook: boolean, nodeOptions?: string): Record<string, string> | undefined {
+  const opts: string[] = nodeOptions ? [nodeOptions] : [];
   const env: Record<string, string> = {};
   if (cpuProfDir) {
     opts.push(`--import ${pathToFileURL(path.join(here, 'cpu-prof-preload.js')).href}`);

@@ -294,7 +294,7 @@ async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Re
     redisUrl: opts.redisUrl,
     args: ['--redis-prefix', prefix, '--metrics-address', metricsAddress, '--member-id', `bench-${process.pid}`, ...opts.daemonArgs],
     echo: opts.echoDaemon,
-    env: daemonEnv(opts.daemonCpuProf, false),
+    env: daemonEnv(opts.daemonCpuProf, false, opts.daemonNodeOptions),
     startTimeoutMs: 30_000,
   });
   const unregisterKill = onExitKill(() => daemon.child.kill('SIGKILL'));

@@ -113,7 +113,7 @@ async function startDaemon(opts: BenchOptions, db: BenchDatabase, res: Resources
       ...opts.daemonArgs,
     ],
     echo: opts.echoDaemon,
-    env: daemonEnv(opts.daemonCpuProf, true),
+    env: daemonEnv(opts.daemonCpuProf, true, opts.daemonNodeOptions),
     startTimeoutMs: 30_000,
   });
   const unregisterKill = onExitKill(() => daemon.child.kill('SIGKILL'));
