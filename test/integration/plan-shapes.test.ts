@@ -11,14 +11,18 @@
  * - the claim on 64 held shards: the fence joined as a row source drove a
  *   nested loop that read the claimed runs once per shard;
  * - the materialiser's due jobs: a bitmap scan over every shard never marks
- *   dead index entries, so every batch re-read every dead job version.
+ *   dead index entries, so every batch re-read every dead job version;
+ * - the claim's held-back lookup (its queue had no room in delivery) for a
+ *   queue ANALYZE never saw: planned as a filter on `id = ANY(…)`, it walked
+ *   runs_queue_status through every scheduled run of the queue, per claim
+ *   (53 ms for 200,000 runs in a 5,000/s burst, and the claims queued behind it).
  *
  * Autovacuum is off for this file's tables: statistics stay as the test left them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { withClient } from '../../daemon/db/pool.js';
-import { CLAIM_RUNS, COMPLETE_RUNS, EXPIRE_DELIVERIES, RECORD_HAND_OFFS } from '../../daemon/db/queries/dispatch.js';
+import { CLAIM_RUNS, COMPLETE_RUNS, EXPIRE_DELIVERIES, HELD_BACK, RECORD_HAND_OFFS } from '../../daemon/db/queries/dispatch.js';
 import { SELECT_DUE_RECURRING } from '../../daemon/db/queries/recurring.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
@@ -36,6 +40,7 @@ interface PlanNode {
   'Index Name'?: string;
   'Actual Rows': number;
   'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
   'Parent Relationship'?: string;
   Plans?: PlanNode[];
 }
@@ -166,5 +171,30 @@ describe('batch statements cost their batch', () => {
     expect(plan[0]['Actual Rows']).toBe(perShard * SHARDS);
     expect(v.scans.every((s) => s === 'Index Scan jobs_next_fire'), v.scans.join(', ')).toBe(true);
     expect(v.rows).toBe(perShard * SHARDS);
+  });
+
+  it("the claim's held-back lookup reads its batch one lookup a run, even for a queue ANALYZE never saw", async () => {
+    // A new queue's burst after the last ANALYZE: 20,000 scheduled runs the statistics know nothing of.
+    await db.pool.query(`
+      INSERT INTO jobs (id, namespace, queue, shard, payload, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms, status)
+      SELECT gen_random_uuid(), 'default', 'burst', g % ${SHARDS}, '\\x', 'at_least_once', 3, 1000, 60000, 30000, 'active'
+      FROM generate_series(1, 500) g`);
+    await db.pool.query(`
+      INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key)
+      SELECT j.id, j.shard, j.queue, 0, 1, 'scheduled', now() - interval '1 second', j.id || ':' || k
+      FROM jobs j, generate_series(1, 40) k WHERE j.queue = 'burst'`);
+    const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM runs WHERE queue = 'burst' ORDER BY random() LIMIT ${BATCH}`);
+    // The claim's own parameters, its queue held back (full in delivery).
+    const plan = await analyze(HELD_BACK, [rows.map((r) => r.id), ALL_SHARDS, FENCES, Date.now(), 0, '{burst}']);
+    expect(plan[0]['Actual Rows']).toBe(BATCH);
+    const scans = plan.filter((n) => n['Relation Name'] === 'runs' && n['Actual Loops'] > 0);
+    const how = scans.map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
+    // Rows the scans read, kept or filtered out: the plan this replaced read all 20,000 of the queue's
+    // scheduled runs through runs_queue_status and filtered out all but the batch.
+    const read = scans.reduce((sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'], 0);
+    expect(read, how.join(', ')).toBeLessThanOrEqual(BATCH);
+    // One index lookup per run (by id: runs_pkey, or runs_queue_status, whose key ends with the id).
+    expect(how.every((s) => s === 'Index Scan runs_pkey' || s === 'Index Scan runs_queue_status'), how.join(', ')).toBe(true);
+    expect(scans.every((n) => n['Actual Loops'] === BATCH), how.join(', ')).toBe(true);
   });
 });

@@ -87,12 +87,20 @@ RETURNING ${FIRED_COLUMNS}`;
  * parameters. They wait in the claimer until their queue has room; every
  * other miss is explained as before (a stale fence, a reschedule, an
  * overlap). Not a transition.
+ *
+ * Shaped like the claim's lookup, for the same reason: as a filter on
+ * `id = ANY($1)`, a queue the statistics had not seen (a new queue's burst)
+ * was read through runs_queue_status, every scheduled run of it per call,
+ * just when the claims behind it were already late.
  */
 export const HELD_BACK = `
-SELECT r.id, r.shard, r.queue, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
-FROM runs r, jobs j
-WHERE r.id = ANY($1::int8[]) AND ${CLAIMABLE_RUN} AND r.queue = ANY($6::text[])
-ORDER BY r.due_at, r.priority DESC, r.id`;
+SELECT found.id, found.shard, found.queue, found.priority, found.due_at_ms
+FROM unnest((SELECT $1::int8[])) AS k(id) CROSS JOIN LATERAL (
+  SELECT r.id, r.shard, r.queue, r.priority, r.due_at, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
+  FROM runs r, jobs j
+  WHERE r.id = k.id AND ${CLAIMABLE_RUN} AND r.queue = ANY($6::text[])
+  OFFSET 0) found
+ORDER BY found.due_at, found.priority DESC, found.id`;
 
 /**
  * claimedInDoubt — runs a claim that errored may have fired anyway (Postgres
