@@ -105,7 +105,7 @@ a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
   --echo-daemon              forward the daemon's log lines
   --db-set <name=value>      ALTER DATABASE <bench db> SET name = value before the daemon starts, repeatable (experiments)
   --daemon-cpu-prof <dir>    write a V8 CPU profile of the daemon (.cpuprofile) into <dir>
-  --daemon-node-options <o>  NODE_OPTIONS for the daemon process only (e.g. "--max-semi-space-size=64")
+  --daemon-node-options=<o>  NODE_OPTIONS for the daemon process only, e.g. --daemon-node-options=--max-semi-space-size=64
   --quiet-wait <s>           before each rate, wait up to this long for the machine to be idle (default 120; 0 = don't)
   --quiet-below <pct>        "idle" = busy under this % of one core (default 25)
   --memory                   instead of fire lag: bytes of daemon RSS per in-window run, and the window rebuild

@@ -13,6 +13,7 @@ import { silentLogger } from '../../daemon/log.js';
 
 const SHARDS = 64;
 const TTL_MS = 300;
+const VALID_MS = 60_000;
 
 class LoggingBackend implements LeaseBackend {
   readonly kind = 'redis' as const;
@@ -20,13 +21,15 @@ class LoggingBackend implements LeaseBackend {
   /** Called on each extend, after it is logged. */
   onExtend: (shard: number) => void = () => undefined;
 
-  acquire(shard: number, ttlMs: number): Promise<ShardLease | null> {
-    return Promise.resolve({ shard, fence: 1, validUntilMono: performance.now() + ttlMs * 0.9 });
+  // Valid for a minute, whatever the TTL: a stalled test process must not see its leases run out
+  // (they would be dropped, not extended, and the round these tests wait for would never come).
+  acquire(shard: number): Promise<ShardLease | null> {
+    return Promise.resolve({ shard, fence: 1, validUntilMono: performance.now() + VALID_MS });
   }
 
-  extend(lease: ShardLease, ttlMs: number): Promise<boolean> {
+  extend(lease: ShardLease): Promise<boolean> {
     this.events.push(`extend ${lease.shard}`);
-    lease.validUntilMono = performance.now() + ttlMs * 0.9;
+    lease.validUntilMono = performance.now() + VALID_MS;
     this.onExtend(lease.shard);
     return Promise.resolve(true);
   }
@@ -70,11 +73,35 @@ describe('ShardLeaseManager renewal rounds', () => {
     const probeAt = round.indexOf('probe');
 
     expect(new Set(round.filter((e) => e !== 'probe'))).toEqual(new Set(Array.from({ length: SHARDS }, (_, s) => `extend ${s}`)));
-    // Before the change all 64 extends ran in one turn: the probe came after them.
+    // Before the change all 64 extends ran in one turn: the round was over before the probe ran.
     expect(probeAt).toBeGreaterThan(0);
     expect(probeAt).toBeLessThanOrEqual(8);
     expect(manager.ownedShards()).toHaveLength(SHARDS);
-  });
+  }, 10_000);
+
+  it('a shard dropped in the middle of a round is not extended by its later turns', async () => {
+    const backend = new LoggingBackend();
+    const lost: number[] = [];
+    manager = new ShardLeaseManager(backend, { ttlMs: TTL_MS, log: silentLogger }, { onAcquired: () => undefined, onLost: (s) => lost.push(s) });
+    manager.setDesired(Array.from({ length: SHARDS }, (_, s) => s));
+    manager.start();
+    await manager.acquireNow();
+
+    const roundDone = new Promise<void>((resolve) => {
+      let extended = 0;
+      backend.onExtend = () => {
+        if (extended++ === 0) manager?.drop(SHARDS - 1, 'stale fence');
+        if (extended === SHARDS - 1) resolve();
+      };
+    });
+    const from = backend.events.length;
+    await roundDone;
+    for (let i = 0; i < SHARDS; i++) await new Promise((r) => setImmediate(r));
+    const extended = backend.events.slice(from).filter((e) => e.startsWith('extend'));
+    expect(lost).toEqual([SHARDS - 1]);
+    expect(extended).not.toContain(`extend ${SHARDS - 1}`);
+    expect(extended).toHaveLength(SHARDS - 1);
+  }, 10_000);
 
   it('stop() in the middle of a round starts no further extends', async () => {
     const backend = new LoggingBackend();
@@ -95,5 +122,5 @@ describe('ShardLeaseManager renewal rounds', () => {
     for (let i = 0; i < SHARDS; i++) await new Promise((r) => setImmediate(r));
     // Before the change the round went on over its snapshot: all 64 extended after stop().
     expect(backend.events.slice(from).filter((e) => e.startsWith('extend'))).toHaveLength(1);
-  });
+  }, 10_000);
 });
