@@ -23,7 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { withClient } from '../../daemon/db/pool.js';
 import { CLAIM_RUNS, COMPLETE_RUNS, EXPIRE_DELIVERIES, HELD_BACK, RECORD_HAND_OFFS } from '../../daemon/db/queries/dispatch.js';
-import { SELECT_DUE_RECURRING } from '../../daemon/db/queries/recurring.js';
+import { OVERLAP_BLOCKED, SELECT_DUE_RECURRING } from '../../daemon/db/queries/recurring.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 const SHARDS = 64;
@@ -47,6 +47,13 @@ interface PlanNode {
 
 function nodes(n: PlanNode): PlanNode[] {
   return [n, ...(n.Plans ?? []).flatMap(nodes)];
+}
+
+/** The plan's nodes that are not inside a SubPlan (a correlated subquery run per row). */
+function outsideSubPlans(plan: PlanNode[]): PlanNode[] {
+  const inside = new Set<PlanNode>();
+  for (const n of plan) if (n['Parent Relationship'] === 'SubPlan') nodes(n).forEach((m) => inside.add(m));
+  return plan.filter((n) => !inside.has(n));
 }
 
 /** EXPLAIN ANALYZE in a transaction that is rolled back; the plan's nodes. */
@@ -196,5 +203,30 @@ describe('batch statements cost their batch', () => {
     // One index lookup per run (by id: runs_pkey, or runs_queue_status, whose key ends with the id).
     expect(how.every((s) => s === 'Index Scan runs_pkey' || s === 'Index Scan runs_queue_status'), how.join(', ')).toBe(true);
     expect(scans.every((n) => n['Actual Loops'] === BATCH), how.join(', ')).toBe(true);
+  });
+
+  it("the overlap check of missed occurrences reads its batch one lookup a run, whatever the recurring runs around it", async () => {
+    // 20,000 due occurrences of recurring jobs made after the last ANALYZE, none of them running.
+    await db.pool.query(`
+      INSERT INTO jobs (id, namespace, queue, shard, payload, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms,
+                        status, kind, recurrence, overlap)
+      SELECT gen_random_uuid(), 'default', 'occurrences', g % ${SHARDS}, '\\x', 'at_least_once', 3, 1000, 60000, 30000, 'active', 'interval',
+             '{"cadence":{"kind":"interval","everyMs":60000,"phaseMs":0}}'::jsonb, 'skip'
+      FROM generate_series(1, 500) g`);
+    await db.pool.query(`
+      INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, nominal_at, origin, idempotency_key)
+      SELECT j.id, j.shard, j.queue, 0, 1, 'scheduled', now() + k * interval '1 minute', now() + k * interval '1 minute', 'schedule', j.id || ':' || k
+      FROM jobs j, generate_series(1, 40) k WHERE j.queue = 'occurrences'`);
+    const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM runs WHERE queue = 'occurrences' ORDER BY random() LIMIT ${BATCH}`);
+    const plan = await analyze(OVERLAP_BLOCKED, [rows.map((r) => r.id), ALL_SHARDS, FENCES]);
+    // Nothing runs, nothing older is due: no occurrence is held back, nothing is written.
+    expect(written(plan, 'runs')).toBe(0);
+    // How the batch is found, the overlap check aside (it reads each candidate's own job's runs: the
+    // check itself). The plan this replaced read all 20,000 scheduled occurrences through runs_job_live.
+    const rowSource = outsideSubPlans(plan).filter((n) => n['Relation Name'] === 'runs' && n['Node Type'] !== 'ModifyTable' && n['Actual Loops'] > 0);
+    const how = rowSource.map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
+    const read = rowSource.reduce((sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'], 0);
+    expect(read, how.join(', ')).toBeLessThanOrEqual(BATCH);
+    expect(how.every((s) => s === 'Index Scan runs_pkey'), how.join(', ')).toBe(true);
   });
 });

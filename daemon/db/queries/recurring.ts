@@ -154,22 +154,39 @@ WHERE j.id = p.id AND j.shard = p.shard AND j.status = 'active'
  * waiting) or → buffered (buffer_all, buffer_one, cancel_other). Fenced like
  * the claim. $1 run ids int8[], $2 shards, $3 fences. Returns what it
  * changed, with the job's policy.
+ *
+ * Shaped like the claim (CLAIM_RUNS): the runs are looked up one by one by id,
+ * judged (`hit`), then written by tuple id, only in the version the lookup
+ * judged (a run changed meanwhile is left scheduled, and offered again). As
+ * a filter on `id = ANY($1)`, occurrences the statistics had not seen were
+ * read through runs_job_live, every scheduled occurrence of every job, per
+ * call.
  */
 export const OVERLAP_BLOCKED = `
+WITH hit AS MATERIALIZED (
+  SELECT r.run_id, r.run_ctid, r.run_xmin, j.overlap
+  FROM (SELECT id FROM unnest((SELECT $1::int8[])) AS u(id) ORDER BY id) AS k CROSS JOIN LATERAL (
+    SELECT r.id, r.id AS run_id, r.ctid AS run_ctid, r.xmin AS run_xmin, r.job_id, r.shard, r.origin, r.attempt, r.nominal_at, r.due_at,
+           j.overlap, j.lease_ms
+    FROM runs r, jobs j
+    WHERE r.id = k.id AND r.shard = ANY($2::int[]) AND ${heldShard('r.shard', '$2', '$3')} AND r.status = 'scheduled'
+      AND j.id = r.job_id AND j.shard = r.shard
+    OFFSET 0) r CROSS JOIN LATERAL (SELECT r.overlap, r.lease_ms) j
+  -- Outside the lookup: inside, its "origin IS NOT NULL" made Postgres read runs_job_live for every id.
+  WHERE NOT ${NO_OVERLAP})
 UPDATE runs r SET status = CASE
-    WHEN j.overlap IN ('buffer_all', 'cancel_other') THEN 'buffered'
+    WHEN h.overlap IN ('buffer_all', 'cancel_other') THEN 'buffered'
     -- buffer_one: only when none waits yet, and only the oldest of the runs held back together.
-    WHEN j.overlap = 'buffer_one'
+    WHEN h.overlap = 'buffer_one'
       AND NOT EXISTS (SELECT 1 FROM runs q WHERE q.job_id = r.job_id AND q.shard = ANY($2::int[]) AND q.status = 'buffered')
       AND NOT EXISTS (SELECT 1 FROM runs q2 WHERE q2.id = ANY($1::int8[]) AND q2.shard = ANY($2::int[]) AND q2.job_id = r.job_id
                       AND q2.status = 'scheduled' AND (coalesce(q2.nominal_at, q2.due_at), q2.id) < (coalesce(r.nominal_at, r.due_at), r.id))
       THEN 'buffered'
     ELSE 'skipped' END,
-  finished_at = CASE WHEN j.overlap = 'skip' THEN now() END
-FROM jobs j
-WHERE r.id = ANY($1::int8[]) AND r.shard = ANY($2::int[]) AND ${heldShard('r.shard', '$2', '$3')} AND r.status = 'scheduled'
-  AND j.id = r.job_id AND j.shard = r.shard AND NOT ${NO_OVERLAP}
-RETURNING r.id, r.status, j.overlap`;
+  finished_at = CASE WHEN h.overlap = 'skip' THEN now() END
+FROM hit h
+WHERE r.id = h.run_id AND r.ctid = h.run_ctid AND r.xmin = h.run_xmin AND r.shard = ANY($2::int[])
+RETURNING r.id, r.status, h.overlap`;
 
 /**
  * cancelOthers — overlap cancel_other: for each job of these newly buffered
