@@ -78,6 +78,32 @@ function visited(plan: PlanNode[], table: string): { rows: number; scans: string
   };
 }
 
+/** The plan's scans of `runs` that ran, how, and the rows they read, kept or filtered out (× loops). */
+function readsOfRuns(plan: PlanNode[]): { read: number; scans: PlanNode[]; how: string[] } {
+  const scans = plan.filter((n) => n['Relation Name'] === 'runs' && n['Node Type'] !== 'ModifyTable' && n['Actual Loops'] > 0);
+  return {
+    read: scans.reduce((sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'], 0),
+    scans,
+    how: scans.map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`),
+  };
+}
+
+/** `jobs` one-shot jobs on `queue` over every shard, 40 scheduled runs each, due a second ago. */
+async function scheduledOneShots(queue: string, jobs: number): Promise<void> {
+  await db.pool.query(
+    `INSERT INTO jobs (id, namespace, queue, shard, payload, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms, status)
+     SELECT gen_random_uuid(), 'default', $1, g % ${SHARDS}, '\\x', 'at_least_once', 3, 1000, 60000, 30000, 'active'
+     FROM generate_series(1, $2::int) g`,
+    [queue, jobs],
+  );
+  await db.pool.query(
+    `INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key)
+     SELECT j.id, j.shard, j.queue, 0, 1, 'scheduled', now() - interval '1 second', j.id || ':' || k
+     FROM jobs j, generate_series(1, 40) k WHERE j.queue = $1`,
+    [queue],
+  );
+}
+
 /** The rows a statement changed in `table` (what its ModifyTable node was fed). */
 function written(plan: PlanNode[], table: string): number {
   return plan
@@ -96,13 +122,7 @@ beforeAll(async () => {
   await db.pool.query(`ALTER TABLE runs SET (autovacuum_enabled = false); ALTER TABLE jobs SET (autovacuum_enabled = false)`);
   await db.pool.query('UPDATE shards SET fence = 1');
   // 1,000 one-shot jobs with 40 runs each, over every shard; all scheduled when ANALYZE looks.
-  await db.pool.query(`
-    INSERT INTO jobs (id, namespace, queue, shard, payload, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms, status)
-    SELECT gen_random_uuid(), 'default', 'plans', g % ${SHARDS}, '\\x', 'at_least_once', 3, 1000, 60000, 30000, 'active'
-    FROM generate_series(1, 1000) g`);
-  await db.pool.query(`
-    INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key)
-    SELECT j.id, j.shard, j.queue, 0, 1, 'scheduled', now() - interval '1 second', j.id || ':' || k FROM jobs j, generate_series(1, 40) k`);
+  await scheduledOneShots('plans', 1000);
   await db.pool.query('ANALYZE runs; ANALYZE jobs');
 }, 60_000);
 
@@ -182,23 +202,14 @@ describe('batch statements cost their batch', () => {
 
   it("the claim's held-back lookup reads its batch one lookup a run, even for a queue ANALYZE never saw", async () => {
     // A new queue's burst after the last ANALYZE: 20,000 scheduled runs the statistics know nothing of.
-    await db.pool.query(`
-      INSERT INTO jobs (id, namespace, queue, shard, payload, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms, status)
-      SELECT gen_random_uuid(), 'default', 'burst', g % ${SHARDS}, '\\x', 'at_least_once', 3, 1000, 60000, 30000, 'active'
-      FROM generate_series(1, 500) g`);
-    await db.pool.query(`
-      INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, idempotency_key)
-      SELECT j.id, j.shard, j.queue, 0, 1, 'scheduled', now() - interval '1 second', j.id || ':' || k
-      FROM jobs j, generate_series(1, 40) k WHERE j.queue = 'burst'`);
+    await scheduledOneShots('burst', 500);
     const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM runs WHERE queue = 'burst' ORDER BY random() LIMIT ${BATCH}`);
     // The claim's own parameters, its queue held back (full in delivery).
     const plan = await analyze(HELD_BACK, [rows.map((r) => r.id), ALL_SHARDS, FENCES, Date.now(), 0, '{burst}']);
     expect(plan[0]['Actual Rows']).toBe(BATCH);
-    const scans = plan.filter((n) => n['Relation Name'] === 'runs' && n['Actual Loops'] > 0);
-    const how = scans.map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
-    // Rows the scans read, kept or filtered out: the plan this replaced read all 20,000 of the queue's
-    // scheduled runs through runs_queue_status and filtered out all but the batch.
-    const read = scans.reduce((sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'], 0);
+    // The plan this replaced read all 20,000 of the queue's scheduled runs through runs_queue_status
+    // and filtered out all but the batch.
+    const { read, scans, how } = readsOfRuns(plan);
     expect(read, how.join(', ')).toBeLessThanOrEqual(BATCH);
     // One index lookup per run (by id: runs_pkey, or runs_queue_status, whose key ends with the id).
     expect(how.every((s) => s === 'Index Scan runs_pkey' || s === 'Index Scan runs_queue_status'), how.join(', ')).toBe(true);
@@ -223,9 +234,7 @@ describe('batch statements cost their batch', () => {
     expect(written(plan, 'runs')).toBe(0);
     // How the batch is found, the overlap check aside (it reads each candidate's own job's runs: the
     // check itself). The plan this replaced read all 20,000 scheduled occurrences through runs_job_live.
-    const rowSource = outsideSubPlans(plan).filter((n) => n['Relation Name'] === 'runs' && n['Node Type'] !== 'ModifyTable' && n['Actual Loops'] > 0);
-    const how = rowSource.map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
-    const read = rowSource.reduce((sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'], 0);
+    const { read, how } = readsOfRuns(outsideSubPlans(plan));
     expect(read, how.join(', ')).toBeLessThanOrEqual(BATCH);
     expect(how.every((s) => s === 'Index Scan runs_pkey'), how.join(', ')).toBe(true);
   });

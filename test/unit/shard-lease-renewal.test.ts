@@ -43,6 +43,15 @@ class LoggingBackend implements LeaseBackend {
   }
 }
 
+/** A started manager over `backend` that holds all SHARDS shards. */
+async function holdingEveryShard(backend: LeaseBackend, onLost: (shard: number) => void = () => undefined): Promise<ShardLeaseManager> {
+  const m = new ShardLeaseManager(backend, { ttlMs: TTL_MS, log: silentLogger }, { onAcquired: () => undefined, onLost });
+  m.setDesired(Array.from({ length: SHARDS }, (_, s) => s));
+  m.start();
+  await m.acquireNow();
+  return m;
+}
+
 describe('ShardLeaseManager renewal rounds', () => {
   let manager: ShardLeaseManager | undefined;
   afterEach(async () => {
@@ -52,10 +61,7 @@ describe('ShardLeaseManager renewal rounds', () => {
 
   it('extends every held shard once per round, a few per turn of the event loop', async () => {
     const backend = new LoggingBackend();
-    manager = new ShardLeaseManager(backend, { ttlMs: TTL_MS, log: silentLogger }, { onAcquired: () => undefined, onLost: () => undefined });
-    manager.setDesired(Array.from({ length: SHARDS }, (_, s) => s));
-    manager.start();
-    await manager.acquireNow();
+    manager = await holdingEveryShard(backend);
     expect(manager.ownedShards()).toHaveLength(SHARDS);
 
     // The first extend of the next round queues a probe on the event loop;
@@ -82,10 +88,7 @@ describe('ShardLeaseManager renewal rounds', () => {
   it('a shard dropped in the middle of a round is not extended by its later turns', async () => {
     const backend = new LoggingBackend();
     const lost: number[] = [];
-    manager = new ShardLeaseManager(backend, { ttlMs: TTL_MS, log: silentLogger }, { onAcquired: () => undefined, onLost: (s) => lost.push(s) });
-    manager.setDesired(Array.from({ length: SHARDS }, (_, s) => s));
-    manager.start();
-    await manager.acquireNow();
+    manager = await holdingEveryShard(backend, (s) => lost.push(s));
 
     const roundDone = new Promise<void>((resolve) => {
       let extended = 0;
@@ -105,10 +108,7 @@ describe('ShardLeaseManager renewal rounds', () => {
 
   it('stop() in the middle of a round starts no further extends', async () => {
     const backend = new LoggingBackend();
-    manager = new ShardLeaseManager(backend, { ttlMs: TTL_MS, log: silentLogger }, { onAcquired: () => undefined, onLost: () => undefined });
-    manager.setDesired(Array.from({ length: SHARDS }, (_, s) => s));
-    manager.start();
-    await manager.acquireNow();
+    manager = await holdingEveryShard(backend);
 
     const stopped = new Promise<void>((resolve) => {
       let extended = 0;
