@@ -15,7 +15,11 @@
  * - the claim's held-back lookup (its queue had no room in delivery) for a
  *   queue ANALYZE never saw: planned as a filter on `id = ANY(…)`, it walked
  *   runs_queue_status through every scheduled run of the queue, per claim
- *   (53 ms for 200,000 runs in a 5,000/s burst, and the claims queued behind it).
+ *   (53 ms for 200,000 runs in a 5,000/s burst, and the claims queued behind it);
+ * - on the same path, the overlap check of missed occurrences (every
+ *   scheduled occurrence through runs_job_live) and the status of missed
+ *   runs (every scheduled run of the shards through runs_due), when the
+ *   statistics had not seen those runs scheduled.
  *
  * Autovacuum is off for this file's tables: statistics stay as the test left them.
  */
@@ -24,6 +28,7 @@ import type pg from 'pg';
 import { withClient } from '../../daemon/db/pool.js';
 import { CLAIM_RUNS, COMPLETE_RUNS, EXPIRE_DELIVERIES, HELD_BACK, RECORD_HAND_OFFS } from '../../daemon/db/queries/dispatch.js';
 import { OVERLAP_BLOCKED, SELECT_DUE_RECURRING } from '../../daemon/db/queries/recurring.js';
+import { SCHEDULED_STATUS } from '../../daemon/db/queries/window.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 const SHARDS = 64;
@@ -217,7 +222,8 @@ describe('batch statements cost their batch', () => {
   });
 
   it("the overlap check of missed occurrences reads its batch one lookup a run, whatever the recurring runs around it", async () => {
-    // 20,000 due occurrences of recurring jobs made after the last ANALYZE, none of them running.
+    // 20,000 occurrences of recurring jobs (overlap skip) made after the last ANALYZE, all overdue:
+    // each but a job's oldest is held back by an older one not started yet.
     await db.pool.query(`
       INSERT INTO jobs (id, namespace, queue, shard, payload, delivery, max_attempts, initial_backoff_ms, max_backoff_ms, lease_ms,
                         status, kind, recurrence, overlap)
@@ -226,16 +232,44 @@ describe('batch statements cost their batch', () => {
       FROM generate_series(1, 500) g`);
     await db.pool.query(`
       INSERT INTO runs (job_id, shard, queue, priority, attempt, status, due_at, nominal_at, origin, idempotency_key)
-      SELECT j.id, j.shard, j.queue, 0, 1, 'scheduled', now() + k * interval '1 minute', now() + k * interval '1 minute', 'schedule', j.id || ':' || k
+      SELECT j.id, j.shard, j.queue, 0, 1, 'scheduled', now() - k * interval '1 minute', now() - k * interval '1 minute', 'schedule', j.id || ':' || k
       FROM jobs j, generate_series(1, 40) k WHERE j.queue = 'occurrences'`);
-    const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM runs WHERE queue = 'occurrences' ORDER BY random() LIMIT ${BATCH}`);
+    const { rows } = await db.pool.query<{ id: string; held: boolean }>(`
+      SELECT r.id, EXISTS (SELECT 1 FROM runs o WHERE o.job_id = r.job_id AND o.nominal_at < r.nominal_at) AS held
+      FROM runs r WHERE r.queue = 'occurrences' ORDER BY random() LIMIT ${BATCH}`);
+    const held = rows.filter((r) => r.held).length;
+    expect(held).toBeGreaterThan(BATCH / 2);
     const plan = await analyze(OVERLAP_BLOCKED, [rows.map((r) => r.id), ALL_SHARDS, FENCES]);
-    // Nothing runs, nothing older is due: no occurrence is held back, nothing is written.
-    expect(written(plan, 'runs')).toBe(0);
-    // How the batch is found, the overlap check aside (it reads each candidate's own job's runs: the
-    // check itself). The plan this replaced read all 20,000 scheduled occurrences through runs_job_live.
-    const { read, how } = readsOfRuns(outsideSubPlans(plan));
-    expect(read, how.join(', ')).toBeLessThanOrEqual(BATCH);
-    expect(how.every((s) => s === 'Index Scan runs_pkey'), how.join(', ')).toBe(true);
+    expect(written(plan, 'runs')).toBe(held);
+    // How the batch is found and written, the overlap check aside (it reads each candidate's own job's
+    // runs: that is the check). The plan this replaced read all 20,000 scheduled occurrences through
+    // runs_job_live, once.
+    const { read, scans, how } = readsOfRuns(outsideSubPlans(plan));
+    const lookups = scans.filter((n) => n['Actual Loops'] === BATCH);
+    expect(lookups.map((n) => n['Index Name']), how.join(', ')).toEqual(['runs_pkey']);
+    // The write: by tuple id (or id), once per run held back.
+    const writes = scans.filter((n) => !lookups.includes(n));
+    expect(writes.length, how.join(', ')).toBeGreaterThan(0);
+    expect(writes.every((n) => (n['Node Type'] === 'Tid Scan' || n['Index Name'] === 'runs_pkey') && n['Actual Loops'] === held), how.join(', ')).toBe(true);
+    expect(read, how.join(', ')).toBeLessThanOrEqual(BATCH + held);
+  });
+
+  describe('with statistics that saw almost no scheduled run', () => {
+    beforeAll(async () => {
+      // ANALYZE while the scheduled runs are parked as completed, then put them back.
+      await db.pool.query(`CREATE TABLE parked AS SELECT id FROM runs WHERE status = 'scheduled'`);
+      await db.pool.query(`UPDATE runs SET status = 'completed' WHERE id IN (SELECT id FROM parked)`);
+      await db.pool.query('ANALYZE runs');
+      await db.pool.query(`UPDATE runs SET status = 'scheduled' WHERE id IN (SELECT id FROM parked)`);
+    });
+
+    it('the status of missed runs (are they still scheduled?) is read one lookup a run', async () => {
+      const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM parked ORDER BY random() LIMIT ${BATCH}`);
+      const plan = await analyze(SCHEDULED_STATUS, [rows.map((r) => r.id), ALL_SHARDS]);
+      expect(plan[0]['Actual Rows']).toBe(BATCH);
+      // The plan this replaced read every scheduled run of the shards through runs_due.
+      const { read, how } = readsOfRuns(plan);
+      expect(read, how.join(', ')).toBeLessThanOrEqual(BATCH);
+    });
   });
 });

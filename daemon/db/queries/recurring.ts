@@ -157,16 +157,17 @@ WHERE j.id = p.id AND j.shard = p.shard AND j.status = 'active'
  *
  * Shaped like the claim (CLAIM_RUNS): the runs are looked up one by one by id,
  * judged (`hit`), then written by tuple id, only in the version the lookup
- * judged (a run changed meanwhile is left scheduled, and offered again). As
- * a filter on `id = ANY($1)`, occurrences the statistics had not seen were
+ * judged. A run changed meanwhile is left as that change made it; the
+ * caller offers it again if SCHEDULED_STATUS still finds it scheduled. As a
+ * filter on `id = ANY($1)`, occurrences the statistics had not seen were
  * read through runs_job_live, every scheduled occurrence of every job, per
  * call.
  */
 export const OVERLAP_BLOCKED = `
 WITH hit AS MATERIALIZED (
-  SELECT r.run_id, r.run_ctid, r.run_xmin, j.overlap
+  SELECT r.run_id, r.run_shard, r.run_ctid, r.run_xmin, j.overlap
   FROM (SELECT id FROM unnest((SELECT $1::int8[])) AS u(id) ORDER BY id) AS k CROSS JOIN LATERAL (
-    SELECT r.id, r.id AS run_id, r.ctid AS run_ctid, r.xmin AS run_xmin, r.job_id, r.shard, r.origin, r.attempt, r.nominal_at, r.due_at,
+    SELECT r.id, r.id AS run_id, r.shard AS run_shard, r.ctid AS run_ctid, r.xmin AS run_xmin, r.job_id, r.shard, r.origin, r.attempt, r.nominal_at, r.due_at,
            j.overlap, j.lease_ms
     FROM runs r, jobs j
     WHERE r.id = k.id AND r.shard = ANY($2::int[]) AND ${heldShard('r.shard', '$2', '$3')} AND r.status = 'scheduled'
@@ -185,7 +186,7 @@ UPDATE runs r SET status = CASE
     ELSE 'skipped' END,
   finished_at = CASE WHEN h.overlap = 'skip' THEN now() END
 FROM hit h
-WHERE r.id = h.run_id AND r.ctid = h.run_ctid AND r.xmin = h.run_xmin AND r.shard = ANY($2::int[])
+WHERE r.id = h.run_id AND r.ctid = h.run_ctid AND r.xmin = h.run_xmin AND r.shard = h.run_shard AND r.shard = ANY($2::int[])
 RETURNING r.id, r.status, h.overlap`;
 
 /**

@@ -39,10 +39,18 @@ export interface WindowPage {
   page: string | null;
 }
 
-/** scheduledStatus — which of these runs are still scheduled, and when. $1 run ids int8[], $2 their shards int[]. */
+/**
+ * scheduledStatus — which of these runs are still scheduled, and when. $1 run
+ * ids int8[], $2 their shards int[]. Looked up one by one by id, as the claim
+ * does: as a filter on `id = ANY($1)`, with statistics that had seen few
+ * scheduled runs, Postgres read every scheduled run of the shards through
+ * runs_due (test/integration/plan-shapes.test.ts).
+ */
 export const SCHEDULED_STATUS = `
-SELECT r.id, r.shard, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
-FROM runs r WHERE r.id = ANY($1::int8[]) AND r.shard = ANY($2::int[]) AND r.status = 'scheduled'`;
+SELECT found.* FROM unnest((SELECT $1::int8[])) AS k(id) CROSS JOIN LATERAL (
+  SELECT r.id, r.shard, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
+  FROM runs r WHERE r.id = k.id AND r.shard = ANY($2::int[]) AND r.status = 'scheduled'
+  OFFSET 0) found`;
 
 /** shardFences — current fences. $1 shards int[]. */
 export const SHARD_FENCES = `SELECT shard, fence FROM shards WHERE shard = ANY($1::int[])`;
