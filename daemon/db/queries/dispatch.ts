@@ -2,6 +2,7 @@ import { fenceOf, heldShard } from '../../coord/fence-queries.js';
 import { RUN_COLUMNS } from './columns.js';
 import { deliveryBatch, IS_CURRENT_DELIVERY, IS_HIT } from './delivery-batch.js';
 import { NO_OVERLAP } from './recurring.js';
+import { runsById } from './runs-by-id.js';
 
 /*
  * Run transitions made by the dispatcher. Each is ONE conditional statement:
@@ -39,9 +40,7 @@ const OUR_FENCE = fenceOf('r.shard', '$2', '$3');
  * are (delivery-batch.ts). The claim is a prepared statement whose generic
  * plan is made once, maybe while `runs` is near empty: planned as one UPDATE
  * filtered by `id = ANY($1)`, it then became a full scan of another index
- * (runs_queue_status), kept as the table grew. A LATERAL lookup by id cannot
- * be turned around (OFFSET 0 keeps Postgres from flattening it into a join
- * it could reorder). The write matches the very version the lookup judged
+ * (runs_queue_status), kept as the table grew; hence runsById. The write matches the very version the lookup judged
  * (its tuple id, and the transaction that wrote it): a run changed after the
  * statement's snapshot (cancelled, rescheduled, fired elsewhere) is left
  * alone, and explained as a miss. The xmin test is what Postgres re-checks on
@@ -69,11 +68,9 @@ const CLAIMED_JOB = `j.payload, j.namespace, j.delivery, j.max_attempts, j.initi
 
 export const CLAIM_RUNS = `
 WITH hit AS MATERIALIZED (
-  SELECT found.* FROM (SELECT id FROM unnest((SELECT $1::int8[])) AS u(id) ORDER BY id) AS k CROSS JOIN LATERAL (
-    SELECT r.id AS run_id, r.shard AS run_shard, r.ctid AS run_ctid, r.xmin AS run_xmin, ${CLAIMED_JOB}
+  SELECT found.* FROM ${runsById(`SELECT r.id AS run_id, r.shard AS run_shard, r.ctid AS run_ctid, r.xmin AS run_xmin, ${CLAIMED_JOB}
     FROM runs r, jobs j
-    WHERE r.id = k.id AND ${CLAIMABLE_RUN} AND r.queue <> ALL($6::text[])
-    OFFSET 0) found)
+    WHERE r.id = k.id AND ${CLAIMABLE_RUN} AND r.queue <> ALL($6::text[])`, 'found')})
 UPDATE runs r SET status = 'fired', claimed_at = to_timestamp($4::int8 / 1000.0), fired_at = NULL, lag_ms = NULL,
   fence = ${OUR_FENCE}, deliveries = r.deliveries + 1,
   lease_expires_at = CASE WHEN j.delivery = 'at_most_once' THEN NULL ELSE now() + j.lease_ms * interval '1 millisecond' END
@@ -88,18 +85,16 @@ RETURNING ${FIRED_COLUMNS}`;
  * other miss is explained as before (a stale fence, a reschedule, an
  * overlap). Not a transition.
  *
- * Shaped like the claim's lookup, for the same reason: as a filter on
- * `id = ANY($1)`, a queue the statistics had not seen (a new queue's burst)
- * was read through runs_queue_status, every scheduled run of it per call,
- * just when the claims behind it were already late.
+ * Its runs are looked up by id (runsById): as a filter, a queue the
+ * statistics had not seen (a new queue's burst) was read through
+ * runs_queue_status, every scheduled run of it per call, just when the
+ * claims behind it were already late.
  */
 export const HELD_BACK = `
 SELECT found.id, found.shard, found.queue, found.priority, found.due_at_ms
-FROM unnest((SELECT $1::int8[])) AS k(id) CROSS JOIN LATERAL (
-  SELECT r.id, r.shard, r.queue, r.priority, r.due_at, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
-  FROM runs r, jobs j
-  WHERE r.id = k.id AND ${CLAIMABLE_RUN} AND r.queue = ANY($6::text[])
-  OFFSET 0) found
+FROM ${runsById(`SELECT r.id, r.shard, r.queue, r.priority, r.due_at, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
+    FROM runs r, jobs j
+    WHERE r.id = k.id AND ${CLAIMABLE_RUN} AND r.queue = ANY($6::text[])`, 'found')}
 ORDER BY found.due_at, found.priority DESC, found.id`;
 
 /**

@@ -1,5 +1,6 @@
 import { heldShard } from '../../coord/fence-queries.js';
 import { JOB_COLUMNS, RUN_COLUMNS } from './columns.js';
+import { runsById } from './runs-by-id.js';
 
 /*
  * Recurring jobs: their creation, the materialiser's pass, overlap, and the
@@ -155,24 +156,21 @@ WHERE j.id = p.id AND j.shard = p.shard AND j.status = 'active'
  * the claim. $1 run ids int8[], $2 shards, $3 fences. Returns what it
  * changed, with the job's policy.
  *
- * Shaped like the claim (CLAIM_RUNS): the runs are looked up one by one by id,
- * judged (`hit`), then written by tuple id, only in the version the lookup
- * judged. A run changed meanwhile is left as that change made it; the
- * caller offers it again if SCHEDULED_STATUS still finds it scheduled. As a
- * filter on `id = ANY($1)`, occurrences the statistics had not seen were
- * read through runs_job_live, every scheduled occurrence of every job, per
- * call.
+ * Shaped like the claim (CLAIM_RUNS): the runs are looked up by id
+ * (runsById), judged (`hit`), then written by tuple id, only in the version
+ * the lookup judged. A run changed meanwhile is left as that change made it;
+ * the caller offers it again if SCHEDULED_STATUS still finds it scheduled.
+ * As a filter, occurrences the statistics had not seen were read through
+ * runs_job_live, every scheduled occurrence of every job, per call.
  */
 export const OVERLAP_BLOCKED = `
 WITH hit AS MATERIALIZED (
   SELECT r.run_id, r.run_shard, r.run_ctid, r.run_xmin, j.overlap
-  FROM (SELECT id FROM unnest((SELECT $1::int8[])) AS u(id) ORDER BY id) AS k CROSS JOIN LATERAL (
-    SELECT r.id, r.id AS run_id, r.shard AS run_shard, r.ctid AS run_ctid, r.xmin AS run_xmin, r.job_id, r.shard, r.origin, r.attempt, r.nominal_at, r.due_at,
-           j.overlap, j.lease_ms
+  FROM ${runsById(`SELECT r.id, r.id AS run_id, r.shard AS run_shard, r.ctid AS run_ctid, r.xmin AS run_xmin, r.job_id, r.shard, r.origin,
+           r.attempt, r.nominal_at, r.due_at, j.overlap, j.lease_ms
     FROM runs r, jobs j
     WHERE r.id = k.id AND r.shard = ANY($2::int[]) AND ${heldShard('r.shard', '$2', '$3')} AND r.status = 'scheduled'
-      AND j.id = r.job_id AND j.shard = r.shard
-    OFFSET 0) r CROSS JOIN LATERAL (SELECT r.overlap, r.lease_ms) j
+      AND j.id = r.job_id AND j.shard = r.shard`, 'r')} CROSS JOIN LATERAL (SELECT r.overlap, r.lease_ms) j
   -- Outside the lookup: inside, its "origin IS NOT NULL" made Postgres read runs_job_live for every id.
   WHERE NOT ${NO_OVERLAP})
 UPDATE runs r SET status = CASE

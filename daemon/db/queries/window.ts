@@ -1,6 +1,7 @@
 /*
  * The loader's queries. Times are epoch ms (runs are kept at ms precision).
  */
+import { runsById } from './runs-by-id.js';
 
 /**
  * loadWindowPage — one page of scheduled runs of the given shards due in
@@ -41,16 +42,13 @@ export interface WindowPage {
 
 /**
  * scheduledStatus — which of these runs are still scheduled, and when. $1 run
- * ids int8[], $2 their shards int[]. Looked up one by one by id, as the claim
- * does: as a filter on `id = ANY($1)`, with statistics that had seen few
- * scheduled runs, Postgres read every scheduled run of the shards through
- * runs_due (test/integration/plan-shapes.test.ts).
+ * ids int8[], $2 their shards int[]. Looked up by id (runsById): as a filter,
+ * with statistics that had seen few scheduled runs, Postgres read every
+ * scheduled run of the shards through runs_due.
  */
 export const SCHEDULED_STATUS = `
-SELECT found.* FROM unnest((SELECT $1::int8[])) AS k(id) CROSS JOIN LATERAL (
-  SELECT r.id, r.shard, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
-  FROM runs r WHERE r.id = k.id AND r.shard = ANY($2::int[]) AND r.status = 'scheduled'
-  OFFSET 0) found`;
+SELECT found.* FROM ${runsById(`SELECT r.id, r.shard, r.priority, (extract(epoch FROM r.due_at) * 1000)::int8 AS due_at_ms
+    FROM runs r WHERE r.id = k.id AND r.shard = ANY($2::int[]) AND r.status = 'scheduled'`, 'found')}`;
 
 /** shardFences — current fences. $1 shards int[]. */
 export const SHARD_FENCES = `SELECT shard, fence FROM shards WHERE shard = ANY($1::int[])`;
