@@ -72,6 +72,12 @@ export interface ClaimDeps {
   roomFor?: (queue: string) => number;
 }
 
+/** What the claim path holds or has fired since the watch opened (Claimer.watchClaims). */
+export interface ClaimWatch {
+  has(runId: number): boolean;
+  close(): void;
+}
+
 /** A run the claim left scheduled because its queue had no room. */
 interface HeldRun extends RunRef {
   queue: string;
@@ -136,6 +142,8 @@ export class Claimer {
   private heldPrunedAt = 0;
   /** Drained (the daemon is stopping): claims nothing more. */
   private draining = false;
+  /** Open watches (watchClaims): each collects the ids of the runs claimed while it is open. */
+  private readonly watches = new Set<Set<number>>();
 
   constructor(private readonly deps: ClaimDeps) {}
 
@@ -156,6 +164,26 @@ export class Claimer {
     this.held.clear();
     this.heldQueueOf.clear();
     while (this.inFlight > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  /** The run is on its way through the claim: pending, inside a claim, or held for its queue. */
+  holds(runId: number): boolean {
+    return this.pending.has(runId) || this.claiming.has(runId) || this.heldQueueOf.has(runId);
+  }
+
+  /**
+   * From now until `close()`: does the claim path hold a run, or has it fired
+   * it since? For a repair scan, whose snapshot may predate a claim that
+   * committed while the scan was read: such a run is fired, not missing, and
+   * offering it back to the heap only makes a claim that misses.
+   */
+  watchClaims(): ClaimWatch {
+    const claimed = new Set<number>();
+    this.watches.add(claimed);
+    return {
+      has: (runId) => claimed.has(runId) || this.holds(runId),
+      close: () => this.watches.delete(claimed),
+    };
   }
 
   /** Due runs held for their queue's room (the timelane_runs_held_back gauge). */
@@ -316,6 +344,7 @@ export class Claimer {
       return;
     }
     const doubts = this.inDoubt.size > 0; // almost always empty: keep the fire loop to one check
+    for (const watch of this.watches) for (const run of claimed) watch.add(run.id);
     for (const run of claimed) {
       if (doubts) this.inDoubt.delete(run.id);
       this.deps.metrics.fired.inc();

@@ -35,7 +35,7 @@ import type { Clock } from '../fast/clock.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { FastLane } from '../fast/fast-lane.js';
-import { WindowLoader } from '../slow/loader.js';
+import { WindowLoader, type WindowSink } from '../slow/loader.js';
 import { NearDueListener } from '../slow/notifications.js';
 import { CLAIM_RUNS_STATEMENT, Claimer } from '../dispatch/claimer.js';
 import { ReleaseGate } from '../dispatch/release-gate.js';
@@ -154,8 +154,19 @@ export class FireEngine {
         log.warn({ deltaMs: delta }, 'wall clock stepped; heap re-based');
       },
     });
-    // 2. The loader fills the heap from Postgres.
-    this.loader = new WindowLoader(pools.window, this.lane, clock, log, {
+    // 2. The loader fills the heap from Postgres. Its repair scan skips what the claim (3) holds or fired meanwhile.
+    const lane = this.lane;
+    const window: WindowSink = {
+      offer: (run) => lane.offer(run),
+      cancel: (runId) => lane.cancel(runId),
+      dropShard: (shard) => lane.dropShard(shard),
+      has: (runId) => lane.has(runId),
+      get size() {
+        return lane.size;
+      },
+      watchClaims: () => this.claimer.watchClaims(),
+    };
+    this.loader = new WindowLoader(pools.window, window, clock, log, {
       windowMs: opts.windowMs,
       maxInWindow: opts.maxInWindow,
       loadIntervalMs: opts.loadIntervalMs,

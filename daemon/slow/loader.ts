@@ -15,7 +15,10 @@
  *   way the bound covers it. Above the bound the loader will read it later.
  * - A repair scan with no lower bound re-reads (-inf, loadedUntil] on a timer
  *   and after every listener reconnect or ownership change: commit order is
- *   not due order, so only an overlapping re-scan closes the gap.
+ *   not due order, so only an overlapping re-scan closes the gap. It offers
+ *   only what neither the heap nor the claim path holds (WindowSink
+ *   watchClaims): a run claimed after the scan's snapshot is fired, and
+ *   putting it back in the heap only made a claim that misses.
  * - Back-pressure: at most `maxInWindow` runs in memory; when a scan hits the
  *   cap, loadedUntil stops just before the last due time read, so the window
  *   shrinks instead of memory growing. An offer (or a scanned or repaired row)
@@ -37,6 +40,13 @@ export interface WindowSink {
   dropShard(shard: number): number;
   has(runId: number): boolean;
   readonly size: number;
+  /**
+   * What the claim path holds, or fires from now until close() (the engine's
+   * Claimer.watchClaims): a repair scan skips those runs. Its snapshot may
+   * predate their claim, and they have left the heap for a claim, not gone
+   * missing. @defaultValue none (the heap is all there is)
+   */
+  watchClaims?(): { has(runId: number): boolean; close(): void };
 }
 
 /** Values per run in a LOAD_WINDOW_PAGE page: id, shard, priority, due ms. */
@@ -369,19 +379,25 @@ export class WindowLoader {
       list.push(shard);
       groups.set(w.loadedUntil, list);
     }
-    for (const [until, shards] of groups) {
-      const gens = new Map(shards.map((s) => [s, this.shards.get(s)?.generation]));
-      await this.pages(shards, null, until, this.opts.maxInWindow, (runs) => {
-        for (let i = 0; i < runs.length; i += WIDTH) {
-          const id = runs[i];
-          const shard = runs[i + 1];
-          const w = this.shards.get(shard);
-          // Only what memory lacks: a held entry may be newer than this snapshot (a reschedule).
-          if (!w || w.generation !== gens.get(shard) || this.sink.has(id)) continue;
-          this.stats.repaired++;
-          this.admit(w, { runId: id, shard, dueAtMs: runs[i + 3], priority: runs[i + 2] });
-        }
-      });
+    // Opened before the first page's snapshot: a run claimed after it is known here.
+    const claims = this.sink.watchClaims?.();
+    try {
+      for (const [until, shards] of groups) {
+        const gens = new Map(shards.map((s) => [s, this.shards.get(s)?.generation]));
+        await this.pages(shards, null, until, this.opts.maxInWindow, (runs) => {
+          for (let i = 0; i < runs.length; i += WIDTH) {
+            const id = runs[i];
+            const shard = runs[i + 1];
+            const w = this.shards.get(shard);
+            // Only what memory lacks: a held entry may be newer than this snapshot (a reschedule).
+            if (!w || w.generation !== gens.get(shard) || this.sink.has(id) || claims?.has(id)) continue;
+            this.stats.repaired++;
+            this.admit(w, { runId: id, shard, dueAtMs: runs[i + 3], priority: runs[i + 2] });
+          }
+        });
+      }
+    } finally {
+      claims?.close();
     }
   }
 }

@@ -48,6 +48,8 @@ export interface Delivery {
 
 export interface PartsOptions {
   db: Db;
+  /** The window pool (loader, reaper, miss checks) when it must differ from `db` (a test holding its answers). @defaultValue db */
+  windowDb?: Db;
   schema?: string;
   shardCount: number;
   memberId?: string;
@@ -103,7 +105,7 @@ export class DaemonParts {
       },
     );
     const engine = (late.engine = this.engine = new FireEngine({
-      pools: { claim: opts.db, answer: opts.db, complete: opts.db, window: opts.db },
+      pools: { claim: opts.db, answer: opts.db, complete: opts.db, window: opts.windowDb ?? opts.db },
       fences: this.leases,
       clock: systemClock,
       metrics: this.metrics,

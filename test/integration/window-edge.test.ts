@@ -20,6 +20,7 @@ import { FastLane } from '../../daemon/fast/fast-lane.js';
 import { systemClock } from '../../daemon/fast/clock.js';
 import { silentLogger } from '../../daemon/log.js';
 import { WindowLoader } from '../../daemon/slow/loader.js';
+import { LOAD_WINDOW_PAGE } from '../../daemon/db/queries/window.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { DaemonParts, insertRuns, runStates, scheduleInput, waitFor, type PartsOptions } from '../helpers/daemon-parts.js';
 
@@ -67,14 +68,16 @@ async function expectFiredOnceOnTime(p: DaemonParts, ids: readonly number[], max
 /**
  * A pool whose query results can be held back after Postgres ran the query:
  * the statement's snapshot is taken, its answer arrives only on release().
+ * With `only`, just the answers it picks are held.
  */
-function holdableDb(pool: Db) {
+function holdableDb(pool: Db, only?: (text: string | undefined, result: pg.QueryResult) => boolean) {
   let gate: Promise<void> | null = null;
   let open: () => void = () => undefined;
   const state = { heldQueries: 0 };
   const query = async (...args: unknown[]): Promise<unknown> => {
     const result = await (pool.query as (...a: unknown[]) => Promise<pg.QueryResult>)(...args);
-    if (gate) {
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+    if (gate && (only === undefined || only(text, result))) {
       state.heldQueries++;
       await gate;
     }
@@ -94,6 +97,10 @@ function holdableDb(pool: Db) {
       open();
     },
   };
+}
+
+async function counterValue(c: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> {
+  return (await c.get()).values.reduce((sum, v) => sum + v.value, 0);
 }
 
 const allDelivered = (p: DaemonParts, ids: readonly number[]) => () => {
@@ -384,6 +391,39 @@ describe('the window edge (I-4)', () => {
     await expectFiredOnceOnTime(p, [missed.id], 1_000);
     const st = (await runStates(db.pool, [overdue.id])).get(overdue.id);
     expect(st?.lag_ms as number).toBeGreaterThanOrEqual(500);
+  });
+
+  it('a repair scan whose snapshot predates a claim does not put the claimed run back in the heap (no claim miss)', async () => {
+    let id = 0;
+    // Held: the window page that read the run, still scheduled in its snapshot.
+    const gate = holdableDb(db.pool, (text, result) => text === LOAD_WINDOW_PAGE && JSON.stringify(result.rows).includes(`${id},`));
+    try {
+      // No load pass on a timer: the page held is the repair's.
+      const p = make({ windowDb: gate.db, loadIntervalMs: 600_000 });
+      await p.own([SHARD]);
+      await p.loader.settle();
+      const [res] = await p.scheduling.schedule([scheduleInput(Date.now() + 600)]);
+      id = res.run.id;
+      expect(p.fastLane.has(id)).toBe(true);
+      const repairedBefore = p.loader.stats.repaired;
+      const missesBefore = await counterValue(p.metrics.claimMisses);
+
+      gate.hold();
+      p.loader.requestRepair();
+      await waitFor(() => gate.heldQueries > 0, 2_000, 'the repair scan to take its snapshot (the run still scheduled)');
+      await waitFor(allDelivered(p, [id]), 3_000, 'the run to be claimed and fire while the scan is held');
+      gate.release();
+      await p.loader.settle();
+
+      // Before the fix the scan offered the fired run back: repaired 1, fired again, a claim miss.
+      expect(p.loader.stats.repaired - repairedBefore).toBe(0);
+      expect(p.fastLane.has(id)).toBe(false);
+      await sleep(100); // a run put back would be claimed (and missed) within this
+      expect(await counterValue(p.metrics.claimMisses)).toBe(missesBefore);
+      await expectFiredOnceOnTime(p, [id], 1_000);
+    } finally {
+      gate.release();
+    }
   });
 
   it('back-pressure: 3000 runs in the window with maxInWindow 1000 — memory stays at the cap, the window shrinks, all fire once', async () => {
