@@ -28,6 +28,8 @@
  * again while its held-back lookup is under way can be in two of these at
  * once; the claim, one conditional UPDATE, fires it once whatever happens.
  * Held runs of a shard we no longer own are dropped about once a second.
+ * Open claim watches (watchClaims: one per repair scan in flight) collect the
+ * ids of the runs claimed while they are open.
  */
 import type { Db } from '../db/pool.js';
 import { query, queryPrepared, withClient } from '../db/pool.js';
@@ -131,7 +133,7 @@ export class Claimer {
   private readonly inDoubt = new Map<number, number[]>();
   /** Runs the claim left for their full queue, by queue (in the order the claim found them); by run id. */
   private readonly held = new Map<string, Map<number, HeldRun>>();
-  /** The queue of each held run: a run offered again while held (a repair scan) is known at once. */
+  /** The queue of each held run: a run offered again while held (a notification, a scan after re-acquiring) is known at once. */
   private readonly heldQueueOf = new Map<number, string>();
   /** Held runs let go and inside a claim now, by queue: they take their queue's room until delivered. */
   private readonly unheldClaiming = new Map<string, number>();
@@ -175,7 +177,9 @@ export class Claimer {
    * From now until `close()`: does the claim path hold a run, or has it fired
    * it since? For a repair scan, whose snapshot may predate a claim that
    * committed while the scan was read: such a run is fired, not missing, and
-   * offering it back to the heap only makes a claim that misses.
+   * offering it back to the heap makes a claim that misses. Skipping a run
+   * fired since is safe because a fired run never becomes scheduled again
+   * under its id (a retry is a new run; the claim takes scheduled rows only).
    */
   watchClaims(): ClaimWatch {
     const claimed = new Set<number>();
@@ -184,6 +188,11 @@ export class Claimer {
       has: (runId) => claimed.has(runId) || this.holds(runId),
       close: () => this.watches.delete(claimed),
     };
+  }
+
+  /** Runs found fired by our claims, for the open watches. */
+  private noteClaimed(runs: readonly FiredRunRow[]): void {
+    for (const watch of this.watches) for (const run of runs) watch.add(run.id);
   }
 
   /** Due runs held for their queue's room (the timelane_runs_held_back gauge). */
@@ -195,7 +204,7 @@ export class Claimer {
   fire(entries: readonly RunRef[], firedAtWallMs: number): void {
     for (const e of entries) {
       if (this.claiming.has(e.runId)) continue;
-      if (this.heldQueueOf.has(e.runId)) continue; // offered again (a repair scan): it waits for its queue
+      if (this.heldQueueOf.has(e.runId)) continue; // offered again (a notification, a rescan): it waits for its queue
       const fence = this.deps.fences.fenceOf(e.shard);
       if (fence === undefined) continue;
       if (!this.deps.fences.isValid(e.shard)) {
@@ -344,7 +353,7 @@ export class Claimer {
       return;
     }
     const doubts = this.inDoubt.size > 0; // almost always empty: keep the fire loop to one check
-    for (const watch of this.watches) for (const run of claimed) watch.add(run.id);
+    this.noteClaimed(claimed);
     for (const run of claimed) {
       if (doubts) this.inDoubt.delete(run.id);
       this.deps.metrics.fired.inc();
@@ -416,6 +425,7 @@ export class Claimer {
     }
     for (const m of doubtful) this.inDoubt.delete(m.runId);
     if (rows.length > 0) this.deps.log.warn({ runs: rows.length }, 'an errored claim had fired runs after all (committed, answer lost): delivering them now');
+    this.noteClaimed(rows);
     for (const run of rows) {
       this.deps.metrics.fired.inc();
       try {

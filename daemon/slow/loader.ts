@@ -16,9 +16,10 @@
  * - A repair scan with no lower bound re-reads (-inf, loadedUntil] on a timer
  *   and after every listener reconnect or ownership change: commit order is
  *   not due order, so only an overlapping re-scan closes the gap. It offers
- *   only what neither the heap nor the claim path holds (WindowSink
- *   watchClaims): a run claimed after the scan's snapshot is fired, and
- *   putting it back in the heap only made a claim that misses.
+ *   what memory lacks, less what the claim path holds or fires while the
+ *   scan runs (WindowSink watchClaims): such a run is on its way or fired,
+ *   not missing, and put back in the heap it makes a claim that misses. This
+ *   relies on a fired run never becoming scheduled again under its id.
  * - Back-pressure: at most `maxInWindow` runs in memory; when a scan hits the
  *   cap, loadedUntil stops just before the last due time read, so the window
  *   shrinks instead of memory growing. An offer (or a scanned or repaired row)
