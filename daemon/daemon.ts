@@ -374,7 +374,8 @@ export class Daemon {
       tracing: this.tracing,
       forgetRun: (runId) => this.engine.forget(runId),
       onStreamClosed: () => this.engine.redeliverNow(),
-      onLimitsChanged: () => void this.engine.queueLimits.refresh().catch(() => undefined),
+      onLimitsChanged: () =>
+        this.engine.queueLimits.refresh().catch((err: unknown) => this.log.warn({ err: String(err) }, 'could not re-read queue limits after a change; the periodic re-read will')),
       listShards: () => listShards(view),
       listMembers: async () => listMembers(view),
     };

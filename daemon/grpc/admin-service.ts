@@ -57,7 +57,7 @@ export function adminHandlers(ctx: ApiContext): AdminHandlers {
         return v;
       };
       const set = await setQueueLimits(ctx.db, queue, cap('limits.max_in_flight', l.maxInFlight), cap('limits.max_per_second', l.maxPerSecond));
-      ctx.onLimitsChanged();
+      await ctx.onLimitsChanged();
       return { limits: { queue, maxInFlight: set.maxInFlight, maxPerSecond: set.maxPerSecond } };
     }),
     // A namespaced reader sees its own queues' limits, under the names it uses.

@@ -40,8 +40,12 @@ export interface ApiContext {
   tracing: RunTracing | null;
   /** A run was cancelled; drop it from memory if it is ours. */
   forgetRun(runId: number): void;
-  /** Queue limits were changed through this daemon: re-read them now. */
-  onLimitsChanged(): void;
+  /**
+   * Queue limits were changed through this daemon: re-read them now, so they
+   * apply here when the call returns (other daemons re-read every second).
+   * Never rejects: the change is committed, and the periodic re-read retries.
+   */
+  onLimitsChanged(): Promise<void>;
   /** A worker stream closed (its unanswered deliveries were expired): redeliver them now. */
   onStreamClosed(): void;
   listShards(): Promise<ShardInfo[]>;

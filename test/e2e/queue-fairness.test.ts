@@ -172,7 +172,7 @@ describe('one queue does not hold back another', () => {
   it('a queue limited to one run in flight with 3,000 runs due: another queue fires on time', async () => {
     const s = await startStack('fairness-limited');
     await s.client.setQueueLimits({ queue: 'limited', maxInFlight: 1, maxPerSecond: 0 });
-    await sleep(1_500); // the daemon re-reads limits every second
+    // In force on this daemon once the call returns: no wait for its periodic re-read.
     const limited = await worker(s, 'limited', 100, true);
     const other = await worker(s, 'other', 100, true);
 
