@@ -61,7 +61,8 @@ async function start(): Promise<DaemonParts> {
 async function runsOf(jobId: string): Promise<RunRow[]> {
   const { rows } = await db.pool.query<RunRow>(
     `SELECT id, status, attempt, origin, (extract(epoch FROM nominal_at) * 1000)::int8 AS nominal_at_ms,
-            (extract(epoch FROM due_at) * 1000)::int8 AS due_at_ms FROM runs WHERE job_id = $1 ORDER BY nominal_at NULLS LAST, id`,
+            (extract(epoch FROM due_at) * 1000)::int8 AS due_at_ms, (extract(epoch FROM finished_at) * 1000)::int8 AS finished_at_ms
+     FROM runs WHERE job_id = $1 ORDER BY nominal_at NULLS LAST, id`,
     [jobId],
   );
   return rows;
@@ -136,6 +137,7 @@ describe('overlap', () => {
     await waitFor(() => deliveredOf(p, jobId).length === 2, 5_000, 'the next occurrence after completion fires');
     const skipped = (await runsOf(jobId)).filter((r) => r.status === 'skipped');
     expect(skipped.every((r) => r.nominal_at_ms! < deliveredOf(p, jobId)[1].run.nominal_at_ms!)).toBe(true);
+    expect(skipped.filter((r) => r.finished_at_ms === null)).toEqual([]); // a skip is an end: it has its time
   });
 
   it('buffer_one: one occurrence waits and starts when the running one completes; the rest are skipped', async () => {
@@ -145,6 +147,9 @@ describe('overlap', () => {
     await waitFor(async () => (await runsOf(jobId)).filter((r) => r.status === 'skipped').length >= 1, 5_000, 'one skipped after one buffered');
     const waiting = (await runsOf(jobId)).filter((r) => r.status === 'buffered');
     expect(waiting).toHaveLength(1);
+    expect(waiting[0].finished_at_ms).toBeNull();
+    // Skipped under buffer_one ends like a plain skip: with its time (it was left null).
+    expect((await runsOf(jobId)).filter((r) => r.status === 'skipped' && r.finished_at_ms === null)).toEqual([]);
     await complete(p, deliveredOf(p, jobId)[0].run.id);
     await waitFor(() => deliveredOf(p, jobId).some((d) => d.run.id === waiting[0].id), 5_000, 'the buffered run started');
   });

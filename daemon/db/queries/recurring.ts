@@ -173,7 +173,10 @@ WITH hit AS MATERIALIZED (
       AND j.id = r.job_id AND j.shard = r.shard`, 'r')} CROSS JOIN LATERAL (SELECT r.overlap, r.lease_ms) j
   -- Outside the lookup: inside, its "origin IS NOT NULL" made Postgres read runs_job_live for every id.
   WHERE NOT ${NO_OVERLAP})
-UPDATE runs r SET status = CASE
+UPDATE runs r SET (status, finished_at) = (
+  -- A skipped run has ended (finished_at), whichever policy skipped it; a buffered one has not.
+  SELECT v.status, CASE WHEN v.status = 'skipped' THEN now() END
+  FROM (SELECT CASE
     WHEN h.overlap IN ('buffer_all', 'cancel_other') THEN 'buffered'
     -- buffer_one: only when none waits yet, and only the oldest of the runs held back together.
     WHEN h.overlap = 'buffer_one'
@@ -181,8 +184,7 @@ UPDATE runs r SET status = CASE
       AND NOT EXISTS (SELECT 1 FROM runs q2 WHERE q2.id = ANY($1::int8[]) AND q2.shard = ANY($2::int[]) AND q2.job_id = r.job_id
                       AND q2.status = 'scheduled' AND (coalesce(q2.nominal_at, q2.due_at), q2.id) < (coalesce(r.nominal_at, r.due_at), r.id))
       THEN 'buffered'
-    ELSE 'skipped' END,
-  finished_at = CASE WHEN h.overlap = 'skip' THEN now() END
+    ELSE 'skipped' END AS status) v)
 FROM hit h
 WHERE r.id = h.run_id AND r.ctid = h.run_ctid AND r.xmin = h.run_xmin AND r.shard = h.run_shard AND r.shard = ANY($2::int[])
 RETURNING r.id, r.status, h.overlap`;
