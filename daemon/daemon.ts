@@ -62,6 +62,8 @@ const COMPLETE_POOL_SIZE = 2;
 const WINDOW_POOL_SIZE = 3;
 const LEASE_POOL_SIZE = 3;
 const READY_POLL_MS = 10;
+/** SetQueueLimits waits this long for this daemon to re-read the limits (its periodic re-read follows within a second anyway). */
+const LIMITS_REREAD_WAIT_MS = 2_000;
 
 export class Daemon {
   readonly log: Logger;
@@ -374,8 +376,12 @@ export class Daemon {
       tracing: this.tracing,
       forgetRun: (runId) => this.engine.forget(runId),
       onStreamClosed: () => this.engine.redeliverNow(),
+      // Waits at most LIMITS_REREAD_WAIT_MS: the change is committed whatever this re-read does.
       onLimitsChanged: () =>
-        this.engine.queueLimits.refresh().catch((err: unknown) => this.log.warn({ err: String(err) }, 'could not re-read queue limits after a change; the periodic re-read will')),
+        Promise.race([
+          this.engine.queueLimits.refresh().catch((err: unknown) => this.log.warn({ err: String(err) }, 'could not re-read queue limits after a change; the periodic re-read will')),
+          new Promise<void>((resolve) => setTimeout(resolve, LIMITS_REREAD_WAIT_MS).unref()),
+        ]),
       listShards: () => listShards(view),
       listMembers: async () => listMembers(view),
     };

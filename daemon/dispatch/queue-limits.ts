@@ -130,6 +130,9 @@ export class LocalPermits implements PermitStore {
 export class QueueLimitsCache {
   private limits = new Map<string, QueueLimit>();
   private timer: NodeJS.Timeout | null = null;
+  /** Re-reads started, and the latest one whose result is in `limits`. */
+  private started = 0;
+  private applied = 0;
 
   constructor(
     private readonly db: Db,
@@ -142,7 +145,11 @@ export class QueueLimitsCache {
   }
 
   async refresh(): Promise<void> {
+    // Re-reads overlap (the periodic one, one after a change): a read that started earlier never replaces a later one.
+    const seq = ++this.started;
     const { rows } = await query<QueueLimitsRow>(this.db, LIST_QUEUE_LIMITS);
+    if (seq < this.applied) return;
+    this.applied = seq;
     this.limits = new Map(rows.map((r) => [r.queue, { maxInFlight: r.max_in_flight, maxPerSecond: r.max_per_second }]));
   }
 

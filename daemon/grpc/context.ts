@@ -43,7 +43,8 @@ export interface ApiContext {
   /**
    * Queue limits were changed through this daemon: re-read them now, so they
    * apply here when the call returns (other daemons re-read every second).
-   * Never rejects: the change is committed, and the periodic re-read retries.
+   * Never rejects, and waits a bounded time: the change is committed, and
+   * the periodic re-read applies it if this one fails or is slow.
    */
   onLimitsChanged(): Promise<void>;
   /** A worker stream closed (its unanswered deliveries were expired): redeliver them now. */

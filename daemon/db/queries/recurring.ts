@@ -184,7 +184,7 @@ UPDATE runs r SET (status, finished_at) = (
       AND NOT EXISTS (SELECT 1 FROM runs q2 WHERE q2.id = ANY($1::int8[]) AND q2.shard = ANY($2::int[]) AND q2.job_id = r.job_id
                       AND q2.status = 'scheduled' AND (coalesce(q2.nominal_at, q2.due_at), q2.id) < (coalesce(r.nominal_at, r.due_at), r.id))
       THEN 'buffered'
-    ELSE 'skipped' END AS status) v)
+    ELSE 'skipped' END AS status OFFSET 0) v) -- OFFSET 0: one evaluation per run, not one per column
 FROM hit h
 WHERE r.id = h.run_id AND r.ctid = h.run_ctid AND r.xmin = h.run_xmin AND r.shard = h.run_shard AND r.shard = ANY($2::int[])
 RETURNING r.id, r.status, h.overlap`;
