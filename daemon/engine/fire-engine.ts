@@ -35,7 +35,7 @@ import type { Clock } from '../fast/clock.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { FastLane } from '../fast/fast-lane.js';
-import { WindowLoader, type WindowSink } from '../slow/loader.js';
+import { WindowLoader } from '../slow/loader.js';
 import { NearDueListener } from '../slow/notifications.js';
 import { CLAIM_RUNS_STATEMENT, Claimer } from '../dispatch/claimer.js';
 import { ReleaseGate } from '../dispatch/release-gate.js';
@@ -155,22 +155,12 @@ export class FireEngine {
       },
     });
     // 2. The loader fills the heap from Postgres. Its repair scan skips what the claim (3) holds or fired meanwhile.
-    const lane = this.lane;
-    const window: WindowSink = {
-      offer: (run) => lane.offer(run),
-      cancel: (runId) => lane.cancel(runId),
-      dropShard: (shard) => lane.dropShard(shard),
-      has: (runId) => lane.has(runId),
-      get size() {
-        return lane.size;
-      },
-      watchClaims: () => this.claimer.watchClaims(),
-    };
-    this.loader = new WindowLoader(pools.window, window, clock, log, {
+    this.loader = new WindowLoader(pools.window, this.lane, clock, log, {
       windowMs: opts.windowMs,
       maxInWindow: opts.maxInWindow,
       loadIntervalMs: opts.loadIntervalMs,
       repairIntervalMs: opts.repairIntervalMs,
+      watchClaims: () => this.claimer.watchClaims(),
     });
     // 3. The fenced claim; what it returns goes to 4.
     this.claimer = new Claimer({

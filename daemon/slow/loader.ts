@@ -17,7 +17,7 @@
  *   and after every listener reconnect or ownership change: commit order is
  *   not due order, so only an overlapping re-scan closes the gap. It offers
  *   what memory lacks, less what the claim path holds or fires while the
- *   scan runs (WindowSink watchClaims): such a run is on its way or fired,
+ *   scan runs (LoaderOptions watchClaims): such a run is on its way or fired,
  *   not missing, and put back in the heap it makes a claim that misses. This
  *   relies on a fired run never becoming scheduled again under its id.
  * - Back-pressure: at most `maxInWindow` runs in memory; when a scan hits the
@@ -41,13 +41,6 @@ export interface WindowSink {
   dropShard(shard: number): number;
   has(runId: number): boolean;
   readonly size: number;
-  /**
-   * What the claim path holds, or fires from now until close() (the engine's
-   * Claimer.watchClaims): a repair scan skips those runs. Its snapshot may
-   * predate their claim, and they have left the heap for a claim, not gone
-   * missing. @defaultValue none (the heap is all there is)
-   */
-  watchClaims?(): { has(runId: number): boolean; close(): void };
 }
 
 /** Values per run in a LOAD_WINDOW_PAGE page: id, shard, priority, due ms. */
@@ -97,6 +90,13 @@ export interface LoaderOptions {
   maxInWindow: number;
   loadIntervalMs: number;
   repairIntervalMs: number;
+  /**
+   * What the claim path holds, or fires from now until close() (the engine's
+   * Claimer.watchClaims): a repair scan skips those runs. Its snapshot may
+   * predate their claim, and they have left the heap for a claim, not gone
+   * missing. @defaultValue none (the heap is all there is)
+   */
+  watchClaims?: () => { has(runId: number): boolean; close(): void };
 }
 
 interface ShardWindow {
@@ -381,7 +381,7 @@ export class WindowLoader {
       groups.set(w.loadedUntil, list);
     }
     // Opened before the first page's snapshot: a run claimed after it is known here.
-    const claims = this.sink.watchClaims?.();
+    const claims = this.opts.watchClaims?.();
     try {
       for (const [until, shards] of groups) {
         const gens = new Map(shards.map((s) => [s, this.shards.get(s)?.generation]));

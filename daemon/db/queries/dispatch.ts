@@ -40,8 +40,9 @@ const OUR_FENCE = fenceOf('r.shard', '$2', '$3');
  * are (delivery-batch.ts). The claim is a prepared statement whose generic
  * plan is made once, maybe while `runs` is near empty: planned as one UPDATE
  * filtered by `id = ANY($1)`, it then became a full scan of another index
- * (runs_queue_status), kept as the table grew; hence runsById. The write matches the very version the lookup judged
- * (its tuple id, and the transaction that wrote it): a run changed after the
+ * (runs_queue_status), kept as the table grew; hence runsById. The write
+ * matches the very version the lookup judged (its tuple id, and the
+ * transaction that wrote it): a run changed after the
  * statement's snapshot (cancelled, rescheduled, fired elsewhere) is left
  * alone, and explained as a miss. The xmin test is what Postgres re-checks on
  * the newer version whatever the plan: until a 2025 fix a Tid Scan's
