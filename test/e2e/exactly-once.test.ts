@@ -166,9 +166,10 @@ beforeAll(async () => {
   db = await createTestDatabase(SHARDS);
   await admin(`CREATE DATABASE ${appName}`);
   app = track(new pg.Pool({ connectionString: appUrl(), max: 2 }), 'app database pool');
-  // An idle pooled connection that the server closes surfaces as the pool's 'error' event; with no
-  // listener that is an uncaught exception in this process, which vitest reports as an unhandled error
-  // outside any test (CI saw one here). The pool drops that client and opens another on the next query.
+  // A pooled connection the server closes while idle is the pool's 'error' event; with no listener it is
+  // an uncaught exception here (vitest: an unhandled error outside any test, as CI saw). afterAll invites
+  // it: pg-pool's end() resolves before its clients' sockets close, so the DROP DATABASE ... WITH (FORCE)
+  // that follows can terminate a backend still saying goodbye.
   app.on('error', (err) => console.warn(`[exactly-once] app pool: idle connection lost: ${err.message}`));
   await app.query(`
     CREATE SCHEMA shop;
