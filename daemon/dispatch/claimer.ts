@@ -369,8 +369,8 @@ export class Claimer {
       const missed = runs.filter((r) => !got.has(r.runId));
       // Detached: the claim slot is free for the next batch meanwhile.
       void (full.length > 0 ? this.holdBack(missed, params) : Promise.resolve(missed))
-        .then((rest) => (rest.length > 0 ? this.explainMisses(rest, fences) : undefined))
-        .catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'could not check claim misses'));
+        .then((rest) => (rest.length > 0 ? this.explainOrRetry(rest, fences) : undefined))
+        .catch((err: unknown) => this.deps.log.error({ err: String(err) }, 'could not sort claim misses'));
     }
   }
 
@@ -436,6 +436,22 @@ export class Claimer {
     }
     const found = new Set(rows.map((r) => r.id));
     return missed.filter((m) => !found.has(m.runId));
+  }
+
+  /**
+   * explainMisses, and should a check fail (Postgres away, a dropped
+   * connection), the runs are offered again after a pause, as after a failed
+   * claim: the claim fires each at most once, and a run no longer scheduled
+   * is only missed again. Left out, a missed run still scheduled would wait
+   * for the repair scan.
+   */
+  private async explainOrRetry(missed: RunRef[], fences: Map<number, number>): Promise<void> {
+    try {
+      await this.explainMisses(missed, fences);
+    } catch (err) {
+      this.deps.log.warn({ err: String(err), runs: missed.length }, 'could not check claim misses; offering them again');
+      setTimeout(() => missed.forEach((r) => this.deps.reoffer(r)), RETRY_AFTER_ERROR_MS);
+    }
   }
 
   private async explainMisses(missed: RunRef[], fences: Map<number, number>): Promise<void> {
