@@ -115,18 +115,21 @@ export class Daemon {
     this.startedAtMs = Date.now();
     const dbOpts = { url: cfg.databaseUrl, schema: cfg.databaseSchema, poolSize: cfg.databasePoolSize };
     if (cfg.migrateOnStart) await migrate(dbOpts, cfg.shardCount);
-    const pool = (size: number, keepOpen = false, keyedOnly = false): Db => {
-      const p = createPool({ ...dbOpts, poolSize: size, keepOpen, keyedOnly });
+    // The fire path's and the leases' statements are bounded (a silent connection must not stall
+    // firing); the API's are not (a large page or a backfill slice may take long).
+    const bounded = cfg.databaseStatementTimeoutMs > 0 ? cfg.databaseStatementTimeoutMs : undefined;
+    const pool = (size: number, o: { keepOpen?: boolean; keyedOnly?: boolean; statementTimeoutMs?: number } = {}): Db => {
+      const p = createPool({ ...dbOpts, poolSize: size, ...o });
       this.pools.push(p);
       return p;
     };
     this.db = pool(cfg.databasePoolSize);
-    this.leaseDb = pool(LEASE_POOL_SIZE);
+    this.leaseDb = pool(LEASE_POOL_SIZE, { statementTimeoutMs: bounded });
     const enginePools = {
-      claim: pool(MAX_CLAIMS_IN_FLIGHT + 1, true, true),
-      answer: pool(ANSWER_POOL_SIZE, true),
-      complete: pool(COMPLETE_POOL_SIZE, true, true),
-      window: pool(WINDOW_POOL_SIZE),
+      claim: pool(MAX_CLAIMS_IN_FLIGHT + 1, { keepOpen: true, keyedOnly: true, statementTimeoutMs: bounded }),
+      answer: pool(ANSWER_POOL_SIZE, { keepOpen: true, statementTimeoutMs: bounded }),
+      complete: pool(COMPLETE_POOL_SIZE, { keepOpen: true, keyedOnly: true, statementTimeoutMs: bounded }),
+      window: pool(WINDOW_POOL_SIZE, { statementTimeoutMs: bounded }),
     };
     ({ shardCount: this.shardCount } = await checkSchema(this.db, cfg.databaseSchema));
     this.tracing = await startTracing({ otlpTracesEndpoint: cfg.otlpTracesEndpoint, memberId: cfg.memberId, log: this.log });

@@ -23,6 +23,26 @@ export interface DbOptions {
    * the engine's claim and complete pools (test/integration/keyed-plans.test.ts). @defaultValue false
    */
   keyedOnly?: boolean;
+  /**
+   * Bounds every statement of the pool: Postgres cancels one running longer
+   * (statement_timeout), and the client gives up on an answer
+   * READ_TIMEOUT_GRACE_MS after that (query_timeout) and drops the
+   * connection. So a connection gone silent (a half-open TCP connection:
+   * no reset, nothing answers) fails its statement within the bound instead
+   * of waiting minutes for TCP to give up. For the engine's pools, whose
+   * statements take milliseconds. @defaultValue unbounded
+   */
+  statementTimeoutMs?: number;
+}
+
+/** How much longer than statement_timeout the client waits for an answer before it drops the connection. */
+export const READ_TIMEOUT_GRACE_MS = 1_000;
+/** pg's error for a query_timeout that ran out. */
+const READ_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/** The client gave up waiting for an answer: its connection may be dead and must not be reused. */
+export function isReadTimeout(err: unknown): boolean {
+  return err instanceof Error && err.message === READ_TIMEOUT_MESSAGE;
 }
 
 /** The planner settings of a keyedOnly pool's sessions. */
@@ -48,6 +68,7 @@ export function clientConfig(opts: DbOptions): pg.ClientConfig {
     // Engine connections stay open while idle: probe them well before a NAT or
     // firewall idle timeout could drop one silently (the OS default is 2 h).
     keepAliveInitialDelayMillis: 10_000,
+    ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs, query_timeout: opts.statementTimeoutMs + READ_TIMEOUT_GRACE_MS } : {}),
   };
 }
 
@@ -130,10 +151,15 @@ export async function withClient<T>(db: Db, fn: (client: pg.PoolClient) => Promi
   } catch (err) {
     throw mapStorageError(err);
   }
+  let broken: Error | undefined;
   try {
     return await fn(client);
+  } catch (err) {
+    // A connection that went silent would fail every statement queued on it next.
+    if (isReadTimeout(err) || isReadTimeout((err as { cause?: unknown }).cause)) broken = err as Error;
+    throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 
@@ -146,7 +172,8 @@ export function transaction<T>(db: Db, fn: (client: pg.PoolClient) => Promise<T>
       await query(client, 'COMMIT');
       return result;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      // On a connection gone silent ROLLBACK would wait out another timeout; withClient drops it.
+      if (!isReadTimeout(err) && !isReadTimeout((err as { cause?: unknown }).cause)) await client.query('ROLLBACK').catch(() => undefined);
       throw mapStorageError(err);
     }
   });

@@ -2,9 +2,10 @@ import { TimelaneError, unavailable } from '../errors.js';
 
 /**
  * SQLSTATEs that mean "try again": the database is not reachable right now,
- * or a deadlock (40P01) or serialization failure (40001) rolled the statement back.
+ * a deadlock (40P01) or serialization failure (40001) rolled the statement
+ * back, or it was cancelled (57014: an engine pool's statement_timeout).
  */
-const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300', '40P01', '40001']);
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300', '40P01', '40001', '57014']);
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 
 /** The one mapper from storage errors to domain errors. */
@@ -14,7 +15,7 @@ export function mapStorageError(err: unknown): Error {
   const msg = e?.message ?? String(err);
   if (
     (e?.code && (UNAVAILABLE_STATES.has(e.code) || NETWORK_CODES.has(e.code))) ||
-    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i.test(msg)
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|Query read timeout/i.test(msg)
   ) {
     return unavailable(`database unavailable: ${msg}`, err);
   }

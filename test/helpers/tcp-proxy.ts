@@ -1,13 +1,14 @@
 /**
  * A TCP proxy between a daemon and Postgres that can swallow the server's
- * answers and cut every connection: the way to make "Postgres committed, then
- * the answer was lost" happen on purpose.
+ * answers, cut every connection, or let the open ones go silent: the way to
+ * make "Postgres committed, then the answer was lost" and "a half-open
+ * connection" (no reset, nothing answers) happen on purpose.
  */
 import net from 'node:net';
 
 export class TcpProxy {
   private readonly server: net.Server;
-  private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
+  private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket; silent: boolean }>();
   /** While set, bytes from the server are dropped (the client never hears back). */
   private swallowing = false;
   port = 0;
@@ -18,11 +19,13 @@ export class TcpProxy {
   ) {
     this.server = net.createServer((client) => {
       const upstream = net.connect({ host: this.targetHost, port: this.targetPort });
-      const pair = { client, upstream };
+      const pair = { client, upstream, silent: false };
       this.pairs.add(pair);
-      client.on('data', (d) => upstream.write(d));
+      client.on('data', (d) => {
+        if (!pair.silent) upstream.write(d);
+      });
       upstream.on('data', (d) => {
-        if (!this.swallowing) client.write(d);
+        if (!this.swallowing && !pair.silent) client.write(d);
       });
       const end = (): void => {
         client.destroy();
@@ -47,6 +50,16 @@ export class TcpProxy {
   /** From now on the server's answers are dropped. */
   swallowAnswers(): void {
     this.swallowing = true;
+  }
+
+  /**
+   * Every connection open now goes silent both ways and stays open (as after
+   * a NAT or firewall forgot it): nothing sent on it arrives, no reset comes.
+   * New connections work. Returns how many went silent.
+   */
+  silenceOpen(): number {
+    for (const pair of this.pairs) pair.silent = true;
+    return this.pairs.size;
   }
 
   /** Cuts every open connection and lets answers through again (new connections work). */
