@@ -38,7 +38,7 @@ export interface DaemonConfig {
   consoleAddress: string;
   /** Shard count used when the cluster is first initialised by `migrate`. */
   shardCount: number;
-  /** Engine and lease statements are cancelled past this (ms), and a connection silent 1 s longer is dropped; 0 = unbounded. */
+  /** Claim, answer and lease statements are cancelled past this (ms), and a connection silent 1 s longer is dropped; 0 = unbounded. */
   databaseStatementTimeoutMs: number;
   /** Pin this daemon to a shard range ("0-63,128") — sidecar mode. Empty => balanced. */
   shards: string;
@@ -106,7 +106,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'databaseUrl', flag: '--database-url <url>', env: 'DATABASE_URL', description: 'PostgreSQL connection string (required for `daemon`)', default: '' },
   { key: 'databaseSchema', flag: '--database-schema <name>', env: 'TIMELANE_DATABASE_SCHEMA', description: 'schema holding timelane tables', default: 'timelane' },
   { key: 'databasePoolSize', flag: '--database-pool-size <n>', env: 'TIMELANE_DATABASE_POOL_SIZE', description: 'Postgres connections in the pool', default: 16 },
-  { key: 'databaseStatementTimeoutMs', flag: '--database-statement-timeout-ms <ms>', env: 'TIMELANE_DATABASE_STATEMENT_TIMEOUT_MS', description: 'the fire path\'s and the leases\' Postgres statements are cancelled past this, and a connection that has not answered 1 s later is dropped, so a silent (half-open) connection cannot stall firing; 0 = unbounded. API statements are not bounded', default: 10_000 },
+  { key: 'databaseStatementTimeoutMs', flag: '--database-statement-timeout-ms <ms>', env: 'TIMELANE_DATABASE_STATEMENT_TIMEOUT_MS', description: 'the claim\'s, the answers\' and the leases\' Postgres statements are cancelled past this, and a connection that has not answered 1 s later is dropped, so a silent (half-open) connection cannot stall firing; 0 = unbounded. The window loader\'s and the API\'s statements are not bounded', default: 10_000 },
   { key: 'redisUrl', flag: '--redis-url <url>', env: 'REDIS_URL', description: 'Redis for shard leases and fencing tokens; unset => Postgres leases (single node)', default: '' },
   { key: 'redisTlsCa', flag: '--redis-tls-ca <file>', env: 'TIMELANE_REDIS_TLS_CA', description: 'PEM CA that signed the Redis server certificate (turns TLS on; a rediss:// URL alone uses the system roots)', default: '' },
   { key: 'redisTlsCert', flag: '--redis-tls-cert <file>', env: 'TIMELANE_REDIS_TLS_CERT', description: 'PEM client certificate for Redis (with --redis-tls-key; tls-auth-clients)', default: '' },

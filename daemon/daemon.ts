@@ -115,8 +115,10 @@ export class Daemon {
     this.startedAtMs = Date.now();
     const dbOpts = { url: cfg.databaseUrl, schema: cfg.databaseSchema, poolSize: cfg.databasePoolSize };
     if (cfg.migrateOnStart) await migrate(dbOpts, cfg.shardCount);
-    // The fire path's and the leases' statements are bounded (a silent connection must not stall
-    // firing); the API's are not (a large page or a backfill slice may take long).
+    // The claim's, the answers' and the leases' statements are bounded: keyed, they take
+    // milliseconds, and a silent connection must not stall firing. The window pool's are not (a
+    // first load or a repair scan after an outage sorts every overdue run; a materialiser pass
+    // may write many occurrences), nor the API's (a large page, a backfill slice).
     const bounded = cfg.databaseStatementTimeoutMs > 0 ? cfg.databaseStatementTimeoutMs : undefined;
     const pool = (size: number, o: { keepOpen?: boolean; keyedOnly?: boolean; statementTimeoutMs?: number } = {}): Db => {
       const p = createPool({ ...dbOpts, poolSize: size, ...o });
@@ -129,7 +131,7 @@ export class Daemon {
       claim: pool(MAX_CLAIMS_IN_FLIGHT + 1, { keepOpen: true, keyedOnly: true, statementTimeoutMs: bounded }),
       answer: pool(ANSWER_POOL_SIZE, { keepOpen: true, statementTimeoutMs: bounded }),
       complete: pool(COMPLETE_POOL_SIZE, { keepOpen: true, keyedOnly: true, statementTimeoutMs: bounded }),
-      window: pool(WINDOW_POOL_SIZE, { statementTimeoutMs: bounded }),
+      window: pool(WINDOW_POOL_SIZE),
     };
     ({ shardCount: this.shardCount } = await checkSchema(this.db, cfg.databaseSchema));
     this.tracing = await startTracing({ otlpTracesEndpoint: cfg.otlpTracesEndpoint, memberId: cfg.memberId, log: this.log });

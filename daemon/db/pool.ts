@@ -29,8 +29,10 @@ export interface DbOptions {
    * READ_TIMEOUT_GRACE_MS after that (query_timeout) and drops the
    * connection. So a connection gone silent (a half-open TCP connection:
    * no reset, nothing answers) fails its statement within the bound instead
-   * of waiting minutes for TCP to give up. For the engine's pools, whose
-   * statements take milliseconds. @defaultValue unbounded
+   * of waiting minutes for TCP to give up. Only for pools whose every
+   * statement is keyed and takes milliseconds (claim, answers, leases): a
+   * statement cancelled for taking long would be retried as it is, and
+   * cancelled again. @defaultValue unbounded
    */
   statementTimeoutMs?: number;
 }

@@ -32,6 +32,7 @@
  * ids of the runs claimed while they are open.
  */
 import type { Db } from '../db/pool.js';
+import { TimelaneError } from '../errors.js';
 import { query, queryPrepared, withClient } from '../db/pool.js';
 import { CLAIM_RUNS, CLAIMED_IN_DOUBT, HELD_BACK } from '../db/queries/dispatch.js';
 import { SCHEDULED_STATUS, type WindowRow } from '../db/queries/window.js';
@@ -439,18 +440,20 @@ export class Claimer {
   }
 
   /**
-   * explainMisses, and should a check fail (Postgres away, a dropped
-   * connection), the runs are offered again after a pause, as after a failed
-   * claim: the claim fires each at most once, and a run no longer scheduled
-   * is only missed again. Left out, a missed run still scheduled would wait
-   * for the repair scan.
+   * explainMisses, and should a check fail for want of Postgres (away, a
+   * dropped or silent connection), the runs are offered again after a pause,
+   * as after a failed claim: the claim fires each at most once, and a run no
+   * longer scheduled is only missed again. Left out, a missed run still
+   * scheduled would wait for the repair scan. Any other error is logged and
+   * not retried (it would fail the same way, four times a second).
    */
   private async explainOrRetry(missed: RunRef[], fences: Map<number, number>): Promise<void> {
     try {
       await this.explainMisses(missed, fences);
     } catch (err) {
-      this.deps.log.warn({ err: String(err), runs: missed.length }, 'could not check claim misses; offering them again');
-      setTimeout(() => missed.forEach((r) => this.deps.reoffer(r)), RETRY_AFTER_ERROR_MS);
+      const retry = err instanceof TimelaneError && err.kind === 'unavailable';
+      this.deps.log.warn({ err: String(err), runs: missed.length, retry }, retry ? 'could not check claim misses; offering them again' : 'could not check claim misses');
+      if (retry) setTimeout(() => missed.forEach((r) => this.deps.reoffer(r)), RETRY_AFTER_ERROR_MS);
     }
   }
 

