@@ -42,9 +42,10 @@ export const READ_TIMEOUT_GRACE_MS = 1_000;
 /** pg's error for a query_timeout that ran out. */
 const READ_TIMEOUT_MESSAGE = 'Query read timeout';
 
-/** The client gave up waiting for an answer: its connection may be dead and must not be reused. */
+/** The client gave up waiting for an answer (`err`, or the error it was mapped from): its connection may be dead and must not be reused. */
 export function isReadTimeout(err: unknown): boolean {
-  return err instanceof Error && err.message === READ_TIMEOUT_MESSAGE;
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return (err instanceof Error && err.message === READ_TIMEOUT_MESSAGE) || (cause instanceof Error && cause.message === READ_TIMEOUT_MESSAGE);
 }
 
 /** The planner settings of a keyedOnly pool's sessions. */
@@ -158,7 +159,7 @@ export async function withClient<T>(db: Db, fn: (client: pg.PoolClient) => Promi
     return await fn(client);
   } catch (err) {
     // A connection that went silent would fail every statement queued on it next.
-    if (isReadTimeout(err) || isReadTimeout((err as { cause?: unknown }).cause)) broken = err as Error;
+    if (isReadTimeout(err)) broken = err as Error;
     throw err;
   } finally {
     client.release(broken);
@@ -175,7 +176,7 @@ export function transaction<T>(db: Db, fn: (client: pg.PoolClient) => Promise<T>
       return result;
     } catch (err) {
       // On a connection gone silent ROLLBACK would wait out another timeout; withClient drops it.
-      if (!isReadTimeout(err) && !isReadTimeout((err as { cause?: unknown }).cause)) await client.query('ROLLBACK').catch(() => undefined);
+      if (!isReadTimeout(err)) await client.query('ROLLBACK').catch(() => undefined);
       throw mapStorageError(err);
     }
   });

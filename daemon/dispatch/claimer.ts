@@ -32,11 +32,11 @@
  * ids of the runs claimed while they are open.
  */
 import type { Db } from '../db/pool.js';
-import { TimelaneError } from '../errors.js';
 import { query, queryPrepared, withClient } from '../db/pool.js';
 import { CLAIM_RUNS, CLAIMED_IN_DOUBT, HELD_BACK } from '../db/queries/dispatch.js';
 import { SCHEDULED_STATUS, type WindowRow } from '../db/queries/window.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
+import { TimelaneError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { runRefOf, type RunRef } from '../run-ref.js';
