@@ -8,59 +8,35 @@
  * Counts: both runs (one at-most-once, one at-least-once) reach the worker,
  * once each, well before the at-least-once lease (30 s) could bring it back.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DaemonProcess } from '../../ops/local/daemon-process.js';
-import type { TimelaneClient } from '@timelane/client';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { closeClient, collectRuns, openClient, sleep, startDaemon, stopDaemon, waitForOwnedShards, waitUntil, type RecordingWorker } from '../helpers/e2e.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
+import { sleep, waitForOwnedShards, waitUntil } from '../helpers/e2e.js';
+import { startProxiedDaemon, type ProxiedDaemon } from '../helpers/proxied-daemon.js';
 
 const SHARDS = 1;
-const PREFIX = redisPrefix();
 
-let db: TestDatabase;
-let proxy: TcpProxy;
-let daemon: DaemonProcess | undefined;
-let client: TimelaneClient | undefined;
-let worker: RecordingWorker | undefined;
-let direct: pg.Client;
+let t: ProxiedDaemon | undefined;
 
+// Leases in Redis: Postgres leases would renew in a transaction whose answer is swallowed too,
+// and hold the shard row the claim needs; long, so the swallowed seconds do not cost the shard.
 beforeAll(async () => {
-  db = await createTestDatabase(SHARDS);
-  const url = new URL(db.url);
-  proxy = await TcpProxy.start(`${url.hostname}:${url.port || 5432}`);
-  url.port = String(proxy.port);
-  // Leases in Redis (Postgres leases would renew in a transaction whose answer is swallowed too,
-  // and hold the shard row the claim needs); long, so the swallowed seconds do not cost the shard.
-  daemon = await startDaemon({ databaseUrl: url.toString(), redisUrl: TEST_REDIS_URL, args: ['--lease-ttl-ms', '10000', '--redis-prefix', PREFIX] });
-  client = openClient(daemon.address);
-  worker = collectRuns({ address: daemon.address, queues: ['doubt'] });
-  direct = new pg.Client({ connectionString: db.url });
-  await direct.connect();
+  t = await startProxiedDaemon({ shards: SHARDS, queue: 'doubt' });
 });
 
 afterAll(async () => {
-  await direct?.end();
-  await worker?.close();
-  closeClient(client);
-  await stopDaemon(daemon);
-  await proxy?.close();
-  await deleteRedisPrefix(PREFIX);
-  await db?.drop();
+  await t?.stop();
 });
 
 describe('fault: a claim committed whose answer was lost', () => {
   it('its runs are delivered once Postgres answers again, once each', async () => {
-    expect(await waitForOwnedShards(client!, SHARDS)).toBe(true);
+    const { client, worker, proxy, direct, daemon } = t!;
+    expect(await waitForOwnedShards(client, SHARDS)).toBe(true);
     // A first run through the whole path opens the claim pool's connection: the claim
     // must go out on a live connection (a new one's handshake would be swallowed too).
-    const warm = await client!.schedule({ queue: 'doubt', delayMs: 200 });
-    expect(await waitUntil(() => worker!.recorder.byRun.has(warm.run.id), 10_000)).toBe(true);
+    const warm = await client.schedule({ queue: 'doubt', delayMs: 200 });
+    expect(await waitUntil(() => worker.recorder.byRun.has(warm.run.id), 10_000)).toBe(true);
     const due = Date.now() + 2_000;
-    const once = await client!.schedule({ queue: 'doubt', at: due, delivery: 'at_most_once' });
-    const least = await client!.schedule({ queue: 'doubt', at: due, delivery: 'at_least_once' });
+    const once = await client.schedule({ queue: 'doubt', at: due, delivery: 'at_most_once' });
+    const least = await client.schedule({ queue: 'doubt', at: due, delivery: 'at_least_once' });
     const ids = [Number(once.run.id), Number(least.run.id)];
     const statuses = async () => (await direct.query<{ status: string }>('SELECT status FROM timelane.runs WHERE id = ANY($1::int8[])', [ids])).rows.map((r) => r.status);
 
@@ -69,13 +45,13 @@ describe('fault: a claim committed whose answer was lost', () => {
     proxy.swallowAnswers();
     // The claim commits; its answer is dropped.
     expect(await waitUntil(async () => (await statuses()).every((s) => s === 'fired'), 5_000, 20)).toBe(true);
-    expect(worker!.recorder.byRun.size).toBe(1); // the warm-up run only
+    expect(worker.recorder.byRun.size).toBe(1); // the warm-up run only
     const cut = proxy.cutAll();
     expect(cut).toBeGreaterThan(0);
 
-    const w = worker!;
+    const w = worker;
     expect(await waitUntil(() => w.recorder.byRun.has(once.run.id) && w.recorder.byRun.has(least.run.id), 10_000)).toBe(true);
-    expect(daemon!.logs.some((l) => String(l.msg).startsWith('an errored claim had fired runs after all'))).toBe(true);
+    expect(daemon.logs.some((l) => String(l.msg).startsWith('an errored claim had fired runs after all'))).toBe(true);
     // Once each (the at-least-once run is completed by the worker, so nothing brings it back).
     expect(await waitUntil(async () => (await statuses()).every((s) => s === 'completed'), 10_000)).toBe(true);
     expect(w.recorder.byRun.get(once.run.id)).toHaveLength(1);

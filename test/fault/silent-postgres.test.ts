@@ -9,70 +9,41 @@
  * --database-statement-timeout-ms + 1 s drops its connection and the runs are
  * claimed again on a fresh one. Counts: every run fired, none lost, none twice.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DaemonProcess } from '../../ops/local/daemon-process.js';
-import type { TimelaneClient } from '@timelane/client';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { closeClient, collectRuns, openClient, sleep, startDaemon, stopDaemon, waitForOwnedShards, waitUntil, type RecordingWorker } from '../helpers/e2e.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
+import { sleep, waitForOwnedShards, waitUntil } from '../helpers/e2e.js';
+import { startProxiedDaemon, type ProxiedDaemon } from '../helpers/proxied-daemon.js';
 
 const SHARDS = 4;
 const RUNS = 40;
 const TIMEOUT_MS = 1_000;
-const PREFIX = redisPrefix();
 
-let db: TestDatabase;
-let proxy: TcpProxy;
-let daemon: DaemonProcess | undefined;
-let client: TimelaneClient | undefined;
-let worker: RecordingWorker | undefined;
-let direct: pg.Client;
+let t: ProxiedDaemon | undefined;
 
+// Leases in Redis, long: the shards stay this daemon's through the silence, so only it can fire them.
 beforeAll(async () => {
-  db = await createTestDatabase(SHARDS);
-  const url = new URL(db.url);
-  proxy = await TcpProxy.start(`${url.hostname}:${url.port || 5432}`);
-  url.port = String(proxy.port);
-  // Leases in Redis, long: the shards stay this daemon's through the silence, so only it can fire them.
-  daemon = await startDaemon({
-    databaseUrl: url.toString(),
-    redisUrl: TEST_REDIS_URL,
-    args: ['--lease-ttl-ms', '10000', '--redis-prefix', PREFIX, '--database-statement-timeout-ms', String(TIMEOUT_MS)],
-  });
-  client = openClient(daemon.address);
-  worker = collectRuns({ address: daemon.address, queues: ['silent'] });
-  direct = new pg.Client({ connectionString: db.url });
-  direct.on('error', () => undefined);
-  await direct.connect();
+  t = await startProxiedDaemon({ shards: SHARDS, queue: 'silent', args: ['--database-statement-timeout-ms', String(TIMEOUT_MS)] });
 });
 
 afterAll(async () => {
-  await direct?.end();
-  await worker?.close();
-  closeClient(client);
-  await stopDaemon(daemon);
-  await proxy?.close();
-  await deleteRedisPrefix(PREFIX);
-  await db?.drop();
+  await t?.stop();
 });
 
 describe('fault: the daemon’s Postgres connections go silent', () => {
   it('runs due after it fire on fresh connections, once each, within a few statement timeouts', async () => {
-    expect(await waitForOwnedShards(client!, SHARDS)).toBe(true);
+    const { client, worker, proxy, direct, daemon } = t!;
+    expect(await waitForOwnedShards(client, SHARDS)).toBe(true);
     // A first run through the whole path: the engine's pools hold open, live connections.
-    const warm = await client!.schedule({ queue: 'silent', delayMs: 100 });
-    expect(await waitUntil(() => worker!.recorder.has(warm.run.id), 10_000)).toBe(true);
+    const warm = await client.schedule({ queue: 'silent', delayMs: 100 });
+    expect(await waitUntil(() => worker.recorder.has(warm.run.id), 10_000)).toBe(true);
 
     const due = Date.now() + 2_000;
-    const scheduled = await client!.scheduleBatch(Array.from({ length: RUNS }, (_, i) => ({ queue: 'silent', at: due + i * 10 })));
+    const scheduled = await client.scheduleBatch(Array.from({ length: RUNS }, (_, i) => ({ queue: 'silent', at: due + i * 10 })));
     const ids = scheduled.map((s) => s.run.id);
     // The runs are in the daemon's window (loaded when scheduled); then every open connection goes silent.
     await sleep(Math.max(0, due - 1_000 - Date.now()));
     expect(proxy.silenceOpen()).toBeGreaterThan(0);
 
-    const w = worker!;
+    const w = worker;
     const allIn = await waitUntil(() => ids.every((id) => w.recorder.has(id)), 20_000, 50);
     expect(allIn, `received ${ids.filter((id) => w.recorder.has(id)).length} of ${RUNS}`).toBe(true);
     const lateness = ids.map((id) => w.recorder.byRun.get(id)![0].receivedAt - (due + ids.indexOf(id) * 10));
@@ -87,6 +58,6 @@ describe('fault: the daemon’s Postgres connections go silent', () => {
       [ids.map(Number)],
     );
     expect(rows.reduce((n, r) => n + (['fired', 'completed'].includes(r.status) ? r.n : 0), 0)).toBe(RUNS);
-    expect(daemon!.logs.some((l) => /claim failed/.test(String(l.msg)))).toBe(true);
+    expect(daemon.logs.some((l) => /claim failed/.test(String(l.msg)))).toBe(true);
   }, 60_000);
 });
