@@ -120,10 +120,13 @@ describe.each([
     // kill -9 about 2 s into the burst.
     await sleep(Math.max(0, t0 + 2_000 - Date.now()));
     const before = rec.distinct;
-    const killedAt = Date.now();
+    // The kill lands somewhere between these two: the daemon may still claim after the first (this
+    // process can lose its core between reading the clock and sending the signal), never after the second.
+    const killSentAt = Date.now();
     await killDaemon(daemon);
+    const killedAt = Date.now();
     daemon = undefined;
-    const okBeforeKill = new Set(acks.filter((a) => a.at <= killedAt && a.ack.code === 0).map((a) => a.ack.runId));
+    const okBeforeKill = new Set(acks.filter((a) => a.at <= killSentAt && a.ack.code === 0).map((a) => a.ack.runId));
     expect(before, 'the kill should land mid-burst').toBeGreaterThan(0);
     expect(before).toBeLessThan(COUNT);
 
@@ -145,7 +148,7 @@ describe.each([
     const runs = await allRuns(c, queue);
     // In flight at the kill: claimed before it (claimed_at is the claim as it happened),
     // and not yet completed by an acknowledged answer. The worker may or may not have received it.
-    const claimedBeforeKill = (claimedAtMs: number): boolean => claimedAtMs > 0 && claimedAtMs <= killedAt + 5;
+    const claimedBeforeKill = (claimedAtMs: number): boolean => claimedAtMs > 0 && claimedAtMs <= killedAt;
     // A redelivery re-stamps claimed_at, so the first delivery's own claim time is the witness.
     const firstClaimAt = (id: string): number => rec.byRun.get(id)?.[0]?.run.claimedAtMs ?? 0;
     const inFlightAtKill = new Set([...runs.values()].filter((r) => claimedBeforeKill(firstClaimAt(r.id)) && !okBeforeKill.has(r.id)).map((r) => r.id));
