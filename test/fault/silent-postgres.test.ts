@@ -36,12 +36,13 @@ describe('fault: the daemon’s Postgres connections go silent', () => {
     const warm = await client.schedule({ queue: 'silent', delayMs: 100 });
     expect(await waitUntil(() => worker.recorder.has(warm.run.id), 10_000)).toBe(true);
 
-    const due = Date.now() + 2_000;
+    const due = Date.now() + 3_000;
     const scheduled = await client.scheduleBatch(Array.from({ length: RUNS }, (_, i) => ({ queue: 'silent', at: due + i * 10 })));
     const ids = scheduled.map((s) => s.run.id);
     // The runs are in the daemon's window (loaded when scheduled); then every open connection goes silent.
     await sleep(Math.max(0, due - 1_000 - Date.now()));
     expect(proxy.silenceOpen()).toBeGreaterThan(0);
+    expect(Date.now(), 'the silence must come before the runs are due').toBeLessThan(due - 100);
 
     const w = worker;
     const allIn = await waitUntil(() => ids.every((id) => w.recorder.has(id)), 20_000, 50);
