@@ -38,14 +38,14 @@ export interface DbOptions {
 }
 
 /** How much longer than statement_timeout the client waits for an answer before it drops the connection. */
-export const READ_TIMEOUT_GRACE_MS = 1_000;
+const READ_TIMEOUT_GRACE_MS = 1_000;
 /** pg's error for a query_timeout that ran out. */
 const READ_TIMEOUT_MESSAGE = 'Query read timeout';
 
 /** The client gave up waiting for an answer (`err`, or the error it was mapped from): its connection may be dead and must not be reused. */
 export function isReadTimeout(err: unknown): boolean {
-  const cause = (err as { cause?: unknown } | null)?.cause;
-  return (err instanceof Error && err.message === READ_TIMEOUT_MESSAGE) || (cause instanceof Error && cause.message === READ_TIMEOUT_MESSAGE);
+  const is = (e: unknown): boolean => e instanceof Error && e.message === READ_TIMEOUT_MESSAGE;
+  return is(err) || is((err as { cause?: unknown } | null)?.cause);
 }
 
 /** The planner settings of a keyedOnly pool's sessions. */

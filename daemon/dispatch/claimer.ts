@@ -350,7 +350,7 @@ export class Claimer {
           this.inDoubt.set(id, times);
         }
       this.deps.log.warn({ err: String(err), runs: ids.length, inDoubt: at > 0 }, 'claim failed; runs go back to the window');
-      setTimeout(() => runs.forEach((r) => this.deps.reoffer(r)), RETRY_AFTER_ERROR_MS);
+      this.reofferAfterError(runs);
       return;
     }
     const doubts = this.inDoubt.size > 0; // almost always empty: keep the fire loop to one check
@@ -421,7 +421,7 @@ export class Claimer {
     } catch (err) {
       // Postgres is not back yet: still in doubt. Offer them again later; their next miss asks again.
       this.deps.log.warn({ err: String(err), runs: doubtful.length }, 'could not check claims in doubt; trying again');
-      setTimeout(() => missed.forEach((r) => this.deps.reoffer(r)), RETRY_AFTER_ERROR_MS);
+      this.reofferAfterError(missed);
       return [];
     }
     for (const m of doubtful) this.inDoubt.delete(m.runId);
@@ -453,8 +453,13 @@ export class Claimer {
     } catch (err) {
       const retry = err instanceof TimelaneError && err.kind === 'unavailable';
       this.deps.log.warn({ err: String(err), runs: missed.length, retry }, retry ? 'could not check claim misses; offering them again' : 'could not check claim misses');
-      if (retry) setTimeout(() => missed.forEach((r) => this.deps.reoffer(r)), RETRY_AFTER_ERROR_MS);
+      if (retry) this.reofferAfterError(missed);
     }
+  }
+
+  /** Back to the window after a pause: Postgres was not there to claim them or to say why they were missed. */
+  private reofferAfterError(runs: readonly RunRef[]): void {
+    setTimeout(() => runs.forEach((r) => this.deps.reoffer(r)), RETRY_AFTER_ERROR_MS);
   }
 
   private async explainMisses(missed: RunRef[], fences: Map<number, number>): Promise<void> {
