@@ -30,23 +30,47 @@ function flagsOf(cmd: Command): Partial<Record<keyof DaemonConfig, unknown>> {
   return out;
 }
 
+/**
+ * Starts the daemon and stops it on SIGTERM/SIGINT. The graceful stop gets
+ * `daemon.config.stopTimeoutMs`; past it, or on a second signal, the process
+ * exits with code 1 anyway: a stop waiting on a connection that never answers
+ * (a half-open socket) must not outlive a supervisor's patience, and exiting
+ * mid-stop is no worse than the crash every invariant already survives.
+ * `after` (the dev command's embedded Postgres) runs either way.
+ */
 async function runUntilSignal(daemon: Daemon, after?: () => Promise<void>): Promise<void> {
   await daemon.start();
+  const limitMs = daemon.config.stopTimeoutMs;
   let stopping = false;
+  let exiting = false;
+  const exit = (code: number): void => {
+    if (exiting) return;
+    exiting = true;
+    (after?.() ?? Promise.resolve()).then(
+      () => process.exit(code),
+      () => process.exit(1),
+    );
+  };
   const stop = (signal: string): void => {
-    if (stopping) return;
+    if (stopping) {
+      daemon.log.warn({ signal }, 'second signal: exiting without finishing the graceful stop');
+      exit(1);
+      return;
+    }
     stopping = true;
-    daemon.log.info({ signal }, 'stopping');
-    daemon
-      .stop()
-      .then(() => after?.())
-      .then(
-        () => process.exit(0),
-        (err: unknown) => {
-          daemon.log.error({ err }, 'error while stopping');
-          process.exit(1);
-        },
-      );
+    daemon.log.info({ signal, stopTimeoutMs: limitMs }, 'stopping');
+    if (limitMs > 0)
+      setTimeout(() => {
+        daemon.log.error({ stopTimeoutMs: limitMs }, 'graceful stop did not finish in time (--stop-timeout-ms): exiting now');
+        exit(1);
+      }, limitMs);
+    daemon.stop().then(
+      () => exit(0),
+      (err: unknown) => {
+        daemon.log.error({ err }, 'error while stopping');
+        exit(1);
+      },
+    );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -16,12 +16,13 @@ import { startProxiedDaemon, type ProxiedDaemon } from '../helpers/proxied-daemo
 const SHARDS = 4;
 const RUNS = 40;
 const TIMEOUT_MS = 1_000;
+const STOP_TIMEOUT_MS = 3_000;
 
 let t: ProxiedDaemon | undefined;
 
 // Leases in Redis, long: the shards stay this daemon's through the silence, so only it can fire them.
 beforeAll(async () => {
-  t = await startProxiedDaemon({ shards: SHARDS, queue: 'silent', args: ['--database-statement-timeout-ms', String(TIMEOUT_MS)] });
+  t = await startProxiedDaemon({ shards: SHARDS, queue: 'silent', args: ['--database-statement-timeout-ms', String(TIMEOUT_MS), '--stop-timeout-ms', String(STOP_TIMEOUT_MS)] });
 });
 
 afterAll(async () => {
@@ -60,5 +61,20 @@ describe('fault: the daemon’s Postgres connections go silent', () => {
     );
     expect(rows.reduce((n, r) => n + (['fired', 'completed'].includes(r.status) ? r.n : 0), 0)).toBe(RUNS);
     expect(daemon.logs.some((l) => /claim failed/.test(String(l.msg)))).toBe(true);
+  }, 60_000);
+
+  // Closing a pool waits for each connection's goodbye; on a silent one that is for ever, and so was the
+  // graceful stop (a supervisor's SIGKILL ended it). --stop-timeout-ms bounds it.
+  it('a SIGTERM while its connections are silent ends the daemon within --stop-timeout-ms', async () => {
+    const { proxy, daemon } = t!;
+    expect(proxy.silenceOpen()).toBeGreaterThan(0);
+    const sent = Date.now();
+    const code = await daemon.stop(30_000); // SIGKILL only after 30 s
+    const tookMs = Date.now() - sent;
+    console.log(`[silent-postgres] SIGTERM → exit ${tookMs} ms, code ${code}`);
+    expect(code, 'exited by itself (code 1), not killed').toBe(1);
+    expect(daemon.logs.some((l) => /graceful stop did not finish in time/.test(String(l.msg)))).toBe(true);
+    expect(tookMs).toBeGreaterThanOrEqual(STOP_TIMEOUT_MS - 100);
+    expect(tookMs).toBeLessThan(STOP_TIMEOUT_MS + 5_000);
   }, 60_000);
 });
