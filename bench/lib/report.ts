@@ -40,6 +40,11 @@ export function trialText(r: TrialResult): string {
     const a = r.pgActivity;
     const perRun = r.fired > 0 && r.fireSeconds > 0 ? (a.commitsPerS * r.fireSeconds) / r.fired : NaN;
     lines.push(`  Postgres (bench database) over the fire phase: ${n(a.commitsPerS)} commits/s (${f(perRun, 2)} per run received), ${n(a.updatedPerS)} rows updated/s`);
+    const walPerRun = r.fired > 0 && r.fireSeconds > 0 ? (a.walBytesPerS * r.fireSeconds) / r.fired : NaN;
+    lines.push(
+      `  Postgres server over the fire phase: WAL ${f(a.walBytesPerS / 1e6, 1)} MB/s (${n(walPerRun)} B per run received, ingest included); checkpoints begun ${n(a.checkpoints)}` +
+        (a.checkpointsByWal > 0 ? ` (${n(a.checkpointsByWal)} requested, most likely by WAL volume: max_wal_size ${n(a.maxWalSizeMb)} MB)` : ''),
+    );
   }
   if (r.profile) {
     const p = r.profile;
@@ -107,6 +112,8 @@ export function trialJson(r: TrialResult, machine: MachineInfo): string {
     warmup: Number.isFinite(r.probeIngestPerS),
     warmup_runs: r.warmupRuns,
     preload_jobs: r.preloadJobs,
+    wal_bytes_per_run: r.pgActivity && r.fired > 0 ? round((r.pgActivity.walBytesPerS * r.fireSeconds) / r.fired, 0) : null,
+    checkpoints_in_trial: r.pgActivity ? r.pgActivity.checkpoints : null,
     worker: r.workerMode,
     machine,
   });

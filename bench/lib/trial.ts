@@ -102,8 +102,16 @@ export interface TrialResult {
   /** Per second of due time: runs, lag p50 and p99 (ms), for --profile. */
   timeline: { second: number; runs: number; p50: number; p99: number }[];
   dbSettings: [string, string][];
-  /** pg_stat_database of the bench database over the fire phase: commits and row writes per second. */
-  pgActivity: { commitsPerS: number; updatedPerS: number; insertedPerS: number } | undefined;
+  /**
+   * pg_stat_database of the bench database over the fire phase: commits and
+   * row writes per second; and the server's WAL written and checkpoints begun
+   * meanwhile (server-wide: every database's writes count). A checkpoint
+   * forced by WAL volume mid-trial makes the next write to every page log a
+   * full-page image: a tail of its own, set by max_wal_size, not timelane.
+   */
+  pgActivity:
+    | { commitsPerS: number; updatedPerS: number; insertedPerS: number; walBytesPerS: number; checkpoints: number; checkpointsByWal: number; maxWalSizeMb: number }
+    | undefined;
   /** Status of the bench's runs in Postgres at the end: tells "late" (still scheduled/fired) from lost. */
   dbStatus: Record<string, number>;
 }
@@ -226,6 +234,10 @@ interface PgStatDatabase {
   xact_commit: number;
   tup_updated: number;
   tup_inserted: number;
+  wal_bytes: number;
+  checkpoints_timed: number;
+  checkpoints_req: number;
+  max_wal_size_mb: number;
 }
 
 /** Runs `fn` on a connection of its own to `url`, closed after. */
@@ -242,7 +254,11 @@ async function withConnection<T>(url: string, fn: (c: pg.Client) => Promise<T>):
 function pgStatDatabase(url: string): Promise<PgStatDatabase> {
   return withConnection(url, async (c) => {
     const { rows } = await c.query<PgStatDatabase>(
-      'SELECT xact_commit::float8 AS xact_commit, tup_updated::float8 AS tup_updated, tup_inserted::float8 AS tup_inserted FROM pg_stat_database WHERE datname = current_database()',
+      `SELECT d.xact_commit::float8 AS xact_commit, d.tup_updated::float8 AS tup_updated, d.tup_inserted::float8 AS tup_inserted,
+         (pg_current_wal_lsn() - '0/0'::pg_lsn)::float8 AS wal_bytes,
+         b.checkpoints_timed::float8 AS checkpoints_timed, b.checkpoints_req::float8 AS checkpoints_req,
+         (SELECT setting::float8 FROM pg_settings WHERE name = 'max_wal_size') AS max_wal_size_mb
+       FROM pg_stat_database d, pg_stat_bgwriter b WHERE d.datname = current_database()`,
     );
     return rows[0];
   });
@@ -420,6 +436,10 @@ async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Re
           commitsPerS: (pgB.xact_commit - pgA.xact_commit) / fireSeconds,
           updatedPerS: (pgB.tup_updated - pgA.tup_updated) / fireSeconds,
           insertedPerS: (pgB.tup_inserted - pgA.tup_inserted) / fireSeconds,
+          walBytesPerS: (pgB.wal_bytes - pgA.wal_bytes) / fireSeconds,
+          checkpoints: pgB.checkpoints_timed + pgB.checkpoints_req - pgA.checkpoints_timed - pgA.checkpoints_req,
+          checkpointsByWal: pgB.checkpoints_req - pgA.checkpoints_req,
+          maxWalSizeMb: pgB.max_wal_size_mb,
         }
       : undefined;
   const dbStatus = await runStatusCounts(db.url, db.schema).catch((err: unknown) => ({ [`error: ${String(err)}`]: 0 }));
