@@ -58,9 +58,15 @@ export function trialText(r: TrialResult): string {
     );
   }
   if (r.profile && r.timeline.length) {
-    lines.push('  lag by second of due time (runs received, p50 / p99 ms):');
+    lines.push('  lag by second of due time (runs received, p50 / p99 ms, [p99 of fired_at − due]):');
     for (let i = 0; i < r.timeline.length; i += 5) {
-      lines.push('    ' + r.timeline.slice(i, i + 5).map((t) => `${String(t.second).padStart(3)}s ${String(t.runs).padStart(5)} ${f(t.p50, 1).padStart(7)}/${f(t.p99, 1).padEnd(7)}`).join(' '));
+      lines.push(
+        '    ' +
+          r.timeline
+            .slice(i, i + 5)
+            .map((t) => `${String(t.second).padStart(3)}s ${String(t.runs).padStart(5)} ${f(t.p50, 1).padStart(7)}/${f(t.p99, 1).padEnd(6)} [${f(t.toFiredP99, 0)}]`.padEnd(34))
+            .join(' '),
+      );
     }
   }
   if (r.workerErrors) lines.push(`  worker stream errors: ${r.workerErrors}`);

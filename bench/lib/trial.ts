@@ -100,7 +100,7 @@ export interface TrialResult {
   daemonWarnings: string[];
   profile?: DaemonProfile;
   /** Per second of due time: runs, lag p50 and p99 (ms), for --profile. */
-  timeline: { second: number; runs: number; p50: number; p99: number }[];
+  timeline: { second: number; runs: number; p50: number; p99: number; toFiredP99: number }[];
   dbSettings: [string, string][];
   /**
    * pg_stat_database of the bench database over the fire phase: commits and
@@ -475,20 +475,22 @@ async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Re
     if (r.handledAtMs[i] > lastReceipt) lastReceipt = r.handledAtMs[i];
   }
   const lag = summarize(lags);
-  const perSecond = new Map<number, number[]>();
+  // Per second of due time: the lag, and the part of it before the hand-off (fired_at − due), to tell the daemon's seconds from the worker's.
+  const perSecond = new Map<number, { lag: number[]; toFired: number[] }>();
   for (let i = 0; i < r.length; i++) {
     const due = scheduled.get(r.runId[i]);
     if (due === undefined) continue;
     const sec = Math.floor((due - t0) / 1000);
-    const list = perSecond.get(sec) ?? [];
-    list.push(r.handledAtMs[i] - due);
+    const list = perSecond.get(sec) ?? { lag: [], toFired: [] };
+    list.lag.push(r.handledAtMs[i] - due);
+    list.toFired.push(r.firedAtMs[i] - due);
     perSecond.set(sec, list);
   }
   const timeline = [...perSecond.entries()]
     .sort((a, b) => a[0] - b[0])
     .map(([second, l]) => {
-      const s = summarize(l);
-      return { second, runs: s.count, p50: s.p50, p99: s.p99 };
+      const s = summarize(l.lag);
+      return { second, runs: s.count, p50: s.p50, p99: s.p99, toFiredP99: summarize(l.toFired).p99 };
     });
   const share = (limit: number): number => (lags.length ? lags.filter((l) => l > limit).length / lags.length : 0);
   const warnings = daemon.logs
