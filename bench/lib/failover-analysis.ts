@@ -117,6 +117,8 @@ export interface FailoverAnalysis {
   duplicates: number;
   redelivered: number;
   early: number;
+  /** The earliest receipt's lead on its due time (ms; 0 when none was early). */
+  earlyMaxMs: number;
   lagSteady: LagSummary;
   /** Runs due in [kill − 1 s, kill). */
   lagPreKill: LagSummary;
@@ -160,6 +162,7 @@ export function analyze(inp: AnalysisInput): FailoverAnalysis {
   let duplicates = 0;
   let redelivered = 0;
   let early = 0;
+  let earlyMaxMs = 0;
   const seenDelivery = new Map<number, Set<number>>();
   const killedShards = new Set(kill.shards);
   const firstNewFire = new Map<number, number>();
@@ -168,7 +171,10 @@ export function analyze(inp: AnalysisInput): FailoverAnalysis {
     const s = scheduled.get(id);
     if (!s) continue; // warm-up or foreign
     const at = r.handledAtMs[i];
-    if (at < s.dueAtMs) early++;
+    if (at < s.dueAtMs) {
+      early++;
+      earlyMaxMs = Math.max(earlyMaxMs, s.dueAtMs - at);
+    }
     const prev = first.get(id);
     if (prev === undefined || at < prev) {
       first.set(id, at);
@@ -343,6 +349,7 @@ export function analyze(inp: AnalysisInput): FailoverAnalysis {
     duplicates,
     redelivered,
     early,
+    earlyMaxMs,
     lagSteady: summarize(steady),
     lagPreKill: summarize(preKill),
     lagTakeover: summarize(takeover),

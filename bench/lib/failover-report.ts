@@ -96,7 +96,7 @@ export function failoverText(r: FailoverRun): string {
     `  load average at start ${r.loadAvgStart.map((x) => x.toFixed(2)).join(' ')}, at end ${r.loadAvgEnd.map((x) => x.toFixed(2)).join(' ')}; machine busy before start ${f(r.busyBeforePct, 0)}% of one core`,
     `  shards before the kill: ${Object.entries(r.ownersBefore).map(([m, c]) => `${m} ${c}`).join(', ')}; ${r.fault === 'stop' ? 'froze (SIGSTOP)' : 'killed'} ${r.victim} (shards ${r.victimShards.join(',')})`,
     `  ingest ${n(r.ingestPerS)} runs/s, ${n(r.ingestHeadroomMs)} ms before the first due time${r.scheduledLate ? `; ${n(r.scheduledLate)} runs acknowledged after their due time` : ''}`,
-    `  scheduled ${n(a.scheduled)}  received ${n(a.received)}  lost ${n(a.lost)} (at-least-once ${a.lostAlo}, at-most-once ${a.lostAmo})  at-most-once stranded by the kill ${n(a.atMostOnceStranded)}  duplicates ${n(a.duplicates)}  redelivered ${n(a.redelivered)}  early ${n(a.early)}`,
+    `  scheduled ${n(a.scheduled)}  received ${n(a.received)}  lost ${n(a.lost)} (at-least-once ${a.lostAlo}, at-most-once ${a.lostAmo})  at-most-once stranded by the kill ${n(a.atMostOnceStranded)}  duplicates ${n(a.duplicates)}  redelivered ${n(a.redelivered)}  early ${n(a.early)}${a.early ? ` (by at most ${a.earlyMaxMs.toFixed(2)} ms)` : ''}`,
     ...(a.lost
       ? [
           `  of the lost, at the end (last due + ${f(r.drainMs / 1000, 1)} s): still scheduled (late, never fired) ${a.lostWhy.stillScheduled}, at-least-once fired and awaiting redelivery (late) ${a.lostWhy.aloAwaitingRedelivery}, at-most-once fired and never received ${a.lostWhy.amoFiredNeverReceived}, other ${a.lostWhy.other}`,
