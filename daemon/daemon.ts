@@ -25,6 +25,7 @@ import type { Redis } from 'ioredis';
 import type { DaemonConfig } from './config.js';
 import { parseShardRanges } from './config.js';
 import { createPool, clientConfig, type Db } from './db/pool.js';
+import { SilenceWatch } from './db/silence-watch.js';
 import { checkSchema, migrate } from './db/migrate.js';
 import { createLogger, type Logger } from './log.js';
 import { Metrics, serveMetrics } from './metrics.js';
@@ -70,6 +71,7 @@ export class Daemon {
   readonly metrics = new Metrics();
   private readonly clock: Clock = systemClock;
   private pools: Db[] = [];
+  private silenceWatch: SilenceWatch | undefined;
   private db!: Db;
   private leaseDb!: Db;
   private redis: Redis | null = null;
@@ -133,6 +135,11 @@ export class Daemon {
       complete: pool(COMPLETE_POOL_SIZE, { keepOpen: true, keyedOnly: true, statementTimeoutMs: bounded }),
       window: pool(WINDOW_POOL_SIZE),
     };
+    // The unbounded pools' connections that go silent are found by asking Postgres about their backends (db/silence-watch.ts).
+    if (bounded) {
+      this.silenceWatch = new SilenceWatch({ pools: { api: this.db, window: enginePools.window }, clientConfig: clientConfig(dbOpts), suspectAfterMs: bounded, log: this.log });
+      this.silenceWatch.start();
+    }
     ({ shardCount: this.shardCount } = await checkSchema(this.db, cfg.databaseSchema));
     this.tracing = await startTracing({ otlpTracesEndpoint: cfg.otlpTracesEndpoint, memberId: cfg.memberId, log: this.log });
     this.metrics.shardCount.set(this.shardCount);
@@ -174,6 +181,7 @@ export class Daemon {
       reapIntervalMs: cfg.reapIntervalMs,
       claimAheadMs: cfg.claimAheadMs,
       listen: clientConfig(dbOpts),
+      listenProbeMs: bounded,
       // Per-queue limits hold across the cluster through Redis, else through Postgres.
       permits: this.redis ? new RedisPermits(this.redis, cfg.redisPrefix) : new PostgresPermits(enginePools.window),
       tracing: this.tracing,
@@ -309,6 +317,7 @@ export class Daemon {
     this.security?.stop();
     this.quotas?.stop();
     await this.backend?.close();
+    this.silenceWatch?.stop();
     this.redis?.disconnect();
     await this.engine?.answers.settled(); // expiries of the streams grpc.stop closed
     await Promise.all(this.pools.map((p) => p.end().catch(() => undefined)));

@@ -85,6 +85,8 @@ export interface FireEngineOptions {
   claimAheadMs: number;
   /** The dedicated LISTEN connection's config; null: no listener (single daemon, or tests). */
   listen: pg.ClientConfig | null;
+  /** The LISTEN connection is probed this often and dropped when a probe goes unanswered as long (NearDueListener). @defaultValue 0 (no probe) */
+  listenProbeMs?: number;
   /** Where per-queue delivery permits live: Redis in a cluster, this process otherwise. */
   permits: PermitStore;
   /** Claim spans of each claimed or redelivered run; null or absent: none (and no per-run cost). */
@@ -247,6 +249,7 @@ export class FireEngine {
           onRuns: (runs) => runs.forEach((r) => this.loader.offer(r)),
           onCancel: (n) => n.runIds.forEach((id) => this.cancelRunning(id, n.reason)),
           onReconnect: () => this.loader.requestRepair(),
+          probeEveryMs: opts.listenProbeMs,
         })
       : null;
   }

@@ -87,6 +87,14 @@ export interface ListenerOptions {
   onCancel: (notice: CancelNotice) => void;
   /** Called after every (re)connect: notifications may have been missed. */
   onReconnect: () => void;
+  /**
+   * Every this many ms the connection is asked `SELECT 1`, and dropped (then
+   * reconnected, then a repair scan) if no answer comes within the same time.
+   * A LISTEN connection sends nothing of its own, so without a probe one gone
+   * silent (half-open) would miss every notification, unnoticed, until TCP
+   * gives up. 0: no probe. @defaultValue 0
+   */
+  probeEveryMs?: number;
 }
 
 export class NearDueListener {
@@ -94,6 +102,8 @@ export class NearDueListener {
   private stopped = false;
   private retryTimer: NodeJS.Timeout | null = null;
   private backoffMs = 100;
+  private probeTimer: NodeJS.Timeout | null = null;
+  private probing = false;
 
   constructor(private readonly opts: ListenerOptions) {}
 
@@ -129,12 +139,39 @@ export class NearDueListener {
       }
       this.client = client;
       this.backoffMs = 100;
+      this.startProbe(client);
       this.opts.onReconnect();
     } catch (err) {
       client.removeAllListeners('end');
       await client.end().catch(() => undefined);
       this.lost(null, err);
     }
+  }
+
+  private startProbe(client: pg.Client): void {
+    const every = this.opts.probeEveryMs ?? 0;
+    if (every <= 0) return;
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.probing = false;
+    this.probeTimer = setInterval(() => {
+      if (this.client !== client || this.probing) return;
+      this.probing = true;
+      // pg honours a per-query query_timeout; its types do not list it.
+      const probe: pg.QueryConfig & { query_timeout: number } = { text: 'SELECT 1', query_timeout: every };
+      client.query(probe).then(
+        () => {
+          this.probing = false;
+        },
+        (err: unknown) => {
+          this.probing = false;
+          if (this.client !== client) return;
+          this.opts.log.warn({ err: String(err) }, 'LISTEN connection did not answer its probe: dropping it');
+          // The 'end' that follows reconnects (and asks for a repair scan).
+          client.connection.stream.destroy();
+        },
+      );
+    }, every);
+    this.probeTimer.unref();
   }
 
   private lost(client: pg.Client | null, err: unknown): void {
@@ -152,6 +189,7 @@ export class NearDueListener {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.probeTimer) clearInterval(this.probeTimer);
     const c = this.client;
     this.client = null;
     if (c) {
