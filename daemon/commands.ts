@@ -54,19 +54,27 @@ async function runUntilSignal(daemon: Daemon, after?: () => Promise<void>): Prom
   const stop = (signal: string): void => {
     if (stopping) {
       daemon.log.warn({ signal }, 'second signal: exiting without finishing the graceful stop');
+      if (exiting) process.exit(1); // asked again while `after` runs: no more waiting
       exit(1);
       return;
     }
     stopping = true;
     daemon.log.info({ signal, stopTimeoutMs: limitMs }, 'stopping');
-    if (limitMs > 0)
-      setTimeout(() => {
-        daemon.log.error({ stopTimeoutMs: limitMs }, 'graceful stop did not finish in time (--stop-timeout-ms): exiting now');
-        exit(1);
-      }, limitMs);
+    // Cleared once the stop is over: `after` (stopping the embedded Postgres) is not cut short by it.
+    const limit =
+      limitMs > 0
+        ? setTimeout(() => {
+            daemon.log.error({ stopTimeoutMs: limitMs }, 'graceful stop did not finish in time (--stop-timeout-ms): exiting now');
+            exit(1);
+          }, limitMs)
+        : undefined;
     daemon.stop().then(
-      () => exit(0),
+      () => {
+        clearTimeout(limit);
+        exit(0);
+      },
       (err: unknown) => {
+        clearTimeout(limit);
         daemon.log.error({ err }, 'error while stopping');
         exit(1);
       },

@@ -40,6 +40,7 @@ export interface DaemonConfig {
   shardCount: number;
   /** Claim, answer and lease statements are cancelled past this (ms), and a connection silent 1 s longer is dropped; 0 = unbounded. */
   databaseStatementTimeoutMs: number;
+  /** The graceful stop gets this long (ms) after SIGTERM/SIGINT, then the process exits with code 1; 0 = no limit. */
   stopTimeoutMs: number;
   /** Pin this daemon to a shard range ("0-63,128") — sidecar mode. Empty => balanced. */
   shards: string;

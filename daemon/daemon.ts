@@ -317,10 +317,11 @@ export class Daemon {
     this.security?.stop();
     this.quotas?.stop();
     await this.backend?.close();
-    this.silenceWatch?.stop();
     this.redis?.disconnect();
     await this.engine?.answers.settled(); // expiries of the streams grpc.stop closed
+    // The watch runs until the pools are closed: a silent connection would hold their end() for good.
     await Promise.all(this.pools.map((p) => p.end().catch(() => undefined)));
+    this.silenceWatch?.stop();
     await this.tracing?.shutdown(); // the last spans: those of the drain
     this.log.info('timelane daemon stopped');
   }

@@ -253,12 +253,16 @@ async function withConnection<T>(url: string, fn: (c: pg.Client) => Promise<T>):
 
 function pgStatDatabase(url: string): Promise<PgStatDatabase> {
   return withConnection(url, async (c) => {
+    // PostgreSQL 17 moved the checkpoint counters from pg_stat_bgwriter to pg_stat_checkpointer.
+    const { rows: v } = await c.query<{ n: number }>(`SELECT current_setting('server_version_num')::int AS n`);
+    const checkpointStats =
+      v[0].n >= 170000 ? '(SELECT num_timed AS checkpoints_timed, num_requested AS checkpoints_req FROM pg_stat_checkpointer) b' : 'pg_stat_bgwriter b';
     const { rows } = await c.query<PgStatDatabase>(
       `SELECT d.xact_commit::float8 AS xact_commit, d.tup_updated::float8 AS tup_updated, d.tup_inserted::float8 AS tup_inserted,
          (pg_current_wal_lsn() - '0/0'::pg_lsn)::float8 AS wal_bytes,
          b.checkpoints_timed::float8 AS checkpoints_timed, b.checkpoints_req::float8 AS checkpoints_req,
          (SELECT setting::float8 FROM pg_settings WHERE name = 'max_wal_size') AS max_wal_size_mb
-       FROM pg_stat_database d, pg_stat_bgwriter b WHERE d.datname = current_database()`,
+       FROM pg_stat_database d, ${checkpointStats} WHERE d.datname = current_database()`,
     );
     return rows[0];
   });

@@ -7,6 +7,12 @@
  * keeps a dedicated LISTEN client (never a pooled one) that reconnects and
  * re-LISTENs; after every reconnect it asks for a repair scan, because
  * notifications sent while it was away are gone.
+ *
+ * States of the listener: connecting → listening (probed with SELECT 1 every
+ * `probeEveryMs`, one probe at a time) → lost (an error, the end of the
+ * connection, or a probe unanswered for `probeEveryMs`: the socket is
+ * destroyed) → connecting again after a backoff of 100 ms doubling to 5 s;
+ * stopped is terminal. Only the current client's events and probes count.
  */
 import pg from 'pg';
 import type { Logger } from '../log.js';

@@ -3,8 +3,8 @@
  * never touched, however long it runs past the suspicion threshold (its
  * backend is 'active'); a statement on a connection gone silent (through a
  * TcpProxy: nothing arrives, nothing resets) fails as a lost connection
- * within the threshold plus the confirming second, and the pool serves the
- * next statement on a fresh connection.
+ * within the threshold plus the confirming two seconds, and the pool serves
+ * the next statement on a fresh connection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientConfig, createPool, query, type Db } from '../../daemon/db/pool.js';
@@ -66,9 +66,9 @@ describe('SilenceWatch', () => {
     const tookMs = performance.now() - started;
     expect(err, 'the statement on the silent connection must fail').toBeInstanceOf(Error);
     expect((err as { kind?: string }).kind).toBe('unavailable');
-    // Suspect after 300 ms, confirmed a second later, checked every 250 ms.
-    expect(tookMs).toBeGreaterThanOrEqual(SUSPECT_AFTER_MS + 900);
-    expect(tookMs).toBeLessThan(SUSPECT_AFTER_MS + 3_000);
+    // Suspect after 300 ms, confirmed 2 s later, looked at every 250 ms; the check itself takes a connection.
+    expect(tookMs).toBeGreaterThanOrEqual(SUSPECT_AFTER_MS + 1_900);
+    expect(tookMs).toBeLessThan(SUSPECT_AFTER_MS + 5_000);
     expect(warnings.some((w) => /went silent/.test(w))).toBe(true);
     const { rows } = await query<{ ok: number }>(pool, 'SELECT 1 AS ok');
     expect(rows[0].ok).toBe(1);
