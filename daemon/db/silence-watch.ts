@@ -170,6 +170,7 @@ export class SilenceWatch {
     const db = Object.values(this.opts.pools)[0];
     if (!db) return false;
     let client: pg.PoolClient | undefined;
+    let broken: Error | undefined;
     try {
       client = await db.connect();
       const { rows } = await client.query<{ pid: number }>({ text: OWN_BACKEND, query_timeout: CHECK_TIMEOUT_MS } as pg.QueryConfig);
@@ -181,10 +182,12 @@ export class SilenceWatch {
           'silence watch off: connections report another pid than their backend’s (a pooler or proxy in between?); a silent window or API connection then waits on TCP',
         );
       return this.pidsAreBackends;
-    } catch {
-      return false; // Postgres away: try again next round
+    } catch (err) {
+      // Postgres away, or this very connection silent (released with its error: the pool drops it). Next round tries again.
+      broken = err instanceof Error ? err : new Error(String(err));
+      return false;
     } finally {
-      client?.release();
+      client?.release(broken);
     }
   }
 
