@@ -23,9 +23,22 @@
  *
  * The truncation also errs on the safe side: a baseline measured with a
  * truncated Date.now() is at most 1 ms *below* the true offset, which makes
- * deadlines up to 1 ms late, never early.
+ * deadlines up to 1 ms late, never early. The baseline itself (at start and
+ * after a step) is therefore taken at an edge of Date.now(): spinning at
+ * most ~1 ms for the wall clock's next whole millisecond, bracketed by two
+ * monotonic reads, it is within a few µs, and is then set BASELINE_LATE_MS
+ * low so deadlines stay just late (the lane's wall-clock guard would hold
+ * back a run fired a hair early, for a whole millisecond). Without that, each
+ * daemon ran a random 0–1 ms late, fixed from its start (bench/README.md).
  */
 import type { Clock, TimerHandle } from './clock.js';
+
+/** How late the edge-measured baseline puts deadlines, ms. */
+export const BASELINE_LATE_MS = 0.1;
+/** An edge bracketed by monotonic reads further apart than this (the thread was preempted) is not trusted. */
+const EDGE_MAX_GAP_MS = 0.05;
+/** A wall clock that does not tick within this many reads (a fake clock) gives the plain sample. */
+const EDGE_MAX_READS = 200_000;
 
 export interface ClockWatchOptions {
   /** How often to compare wall against monotonic time, ms. @defaultValue 500 */
@@ -71,7 +84,7 @@ export class ClockWatch {
       throw new RangeError(`clockWatch.stepThresholdMs must be >= 0, got ${this.stepThresholdMs}`);
     }
     this.onStep = opts.onStep;
-    this.baseline = this.measure();
+    this.baseline = this.measureAtEdge();
   }
 
   /** The offset (wall − monotonic, ms) every current deadline was computed with. */
@@ -106,7 +119,7 @@ export class ClockWatch {
     const measured = this.measure();
     const delta = measured - this.baseline;
     if (Math.abs(delta) <= this.stepThresholdMs) return 0;
-    this.baseline = measured;
+    this.baseline = this.measureAtEdge();
     this.stats.record(delta, this.clock.wallNow());
     this.onStep?.(delta);
     return delta;
@@ -134,5 +147,25 @@ export class ClockWatch {
 
   private measure(): number {
     return this.clock.wallNow() - this.clock.monoNow();
+  }
+
+  /** The offset at the next edge of the wall clock's whole milliseconds, BASELINE_LATE_MS low; else `measure()`. */
+  private measureAtEdge(): number {
+    const start = this.clock.wallNow();
+    let before = this.clock.monoNow();
+    let after = before;
+    for (let i = 0; i < EDGE_MAX_READS; i++) {
+      const mono = this.clock.monoNow();
+      const wall = this.clock.wallNow();
+      if (wall !== start) {
+        // The edge fell between the previous wall read (after `after`) and this one (after `mono`).
+        if (mono - after > EDGE_MAX_GAP_MS || wall - start !== 1) break;
+        return wall - (after + mono) / 2 - BASELINE_LATE_MS;
+      }
+      before = after;
+      after = mono;
+      if (after - before > 5) break; // the thread stalls: no edge worth waiting for
+    }
+    return this.measure();
   }
 }

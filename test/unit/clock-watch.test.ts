@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ClockWatch } from '../../daemon/fast/clock-watch.js';
+import { BASELINE_LATE_MS, ClockWatch } from '../../daemon/fast/clock-watch.js';
+import type { Clock } from '../../daemon/fast/clock.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 describe('ClockWatch', () => {
@@ -85,6 +86,24 @@ describe('ClockWatch', () => {
     clock.stepWall(1_000);
     clock.advance(2_000);
     expect(steps).toEqual([]);
+  });
+
+  it('takes its baseline at an edge of the wall clock: within µs of the true offset, just late', () => {
+    // A real-looking clock: every read moves time on by 3 µs; the wall clock truncates to whole ms.
+    const trueOffset = 1_700_000_000_000.37;
+    let mono = 5_000.8;
+    const reading: Clock = {
+      monoNow: () => (mono += 0.003),
+      wallNow: () => Math.floor((mono += 0.003) + trueOffset),
+      setTimer: () => 0 as never,
+      clearTimer: () => undefined,
+      setImmediate: () => 0 as never,
+      clearImmediate: () => undefined,
+    };
+    const w = new ClockWatch(reading);
+    // A plain sample would be up to 1 ms low (deadlines up to 1 ms late); this one is BASELINE_LATE_MS low, ± a few µs.
+    expect(trueOffset - w.offsetMs).toBeGreaterThan(BASELINE_LATE_MS - 0.01);
+    expect(trueOffset - w.offsetMs).toBeLessThan(BASELINE_LATE_MS + 0.01);
   });
 
   it('rejects bad options with the field name', () => {
