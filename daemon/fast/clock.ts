@@ -3,7 +3,7 @@
  * arbitrary origin, never steps); due times are wall-clock epoch ms. Unit
  * tests drive a fake implementation (test/helpers/fake-clock.ts).
  */
-import { PreciseWake, type Waker } from './precise-wake.js';
+import { PreciseWake } from './precise-wake.js';
 
 export type TimerHandle = { readonly __timer: unique symbol } | NodeJS.Timeout;
 export type ImmediateHandle = { readonly __immediate: unique symbol } | NodeJS.Immediate;
@@ -18,7 +18,7 @@ export interface Clock {
   setImmediate(fn: () => void): ImmediateHandle;
   clearImmediate(handle: ImmediateHandle): void;
   /** A sub-millisecond waker on this clock's monotonic time (a helper thread); absent: timers only (fake clocks). */
-  preciseWake?(): Waker;
+  preciseWake?(): PreciseWake;
 }
 
 export const systemClock: Clock = {

@@ -32,7 +32,7 @@
  *   a clamped wake just re-checks.
  */
 import type { Clock, ImmediateHandle, TimerHandle } from './clock.js';
-import type { Waker } from './precise-wake.js';
+import type { PreciseWake } from './precise-wake.js';
 import type { RunHeap, WindowEntry } from './run-heap.js';
 
 /** Longest delay setTimeout honours. */
@@ -53,21 +53,11 @@ export interface FireTimerOptions {
   spin?: boolean;
   /**
    * With `spin: false`: wake through the clock's PreciseWake (a helper thread,
-   * sub-ms) instead of a timer, which fires only on whole-ms ticks — while
-   * fires are small (PRECISE_MAX_PER_FIRE entries, smoothed). Each such wake
-   * is a message between threads, about 10 % of a core at 1,000 wakes/s on
-   * our 2-core VMs: worth it at low rates, where the tick was most of the
-   * lag; at high rates that core is needed by the claim and Postgres, and
-   * each fire carries many runs anyway. Falls back to timers when the clock
-   * has none (fake clocks). @defaultValue false
+   * sub-ms) instead of a timer, which fires only on whole-ms ticks. Falls back
+   * to timers when the clock has none (fake clocks). @defaultValue false
    */
   precise?: boolean;
 }
-
-/** Precise wakes while fires average at most this many entries (about 3,000 runs/s of whole-ms due times). */
-export const PRECISE_MAX_PER_FIRE = 3;
-/** Weight of the latest fire in the smoothed entries per fire. */
-const PER_FIRE_WEIGHT = 0.05;
 
 export type OnDue = (due: WindowEntry[], firedAtMono: number) => void;
 
@@ -76,9 +66,7 @@ export class FireTimer {
   private readonly maxBatch: number;
   private readonly gatherMs: number;
   private readonly spin: boolean;
-  private readonly precise: Waker | null;
-  /** Entries per fire, smoothed (PER_FIRE_WEIGHT): precise wakes only while it stays small. */
-  private perFire = 1;
+  private readonly precise: PreciseWake | null;
   private timer: TimerHandle | undefined;
   private immediate: ImmediateHandle | undefined;
   private armedFor: number | undefined;
@@ -135,7 +123,7 @@ export class FireTimer {
   private schedule(deadline: number, now: number): void {
     this.armedFor = deadline;
     if (!this.spin) {
-      if (this.precise?.usable && this.perFire <= PRECISE_MAX_PER_FIRE) this.precise.arm(deadline, this.wake);
+      if (this.precise?.usable) this.precise.arm(deadline, this.wake);
       else this.timer = this.clock.setTimer(this.wake, Math.min(Math.max(1, Math.ceil(deadline - now)), MAX_TIMER_MS));
       return;
     }
@@ -177,10 +165,7 @@ export class FireTimer {
     this.firing = true;
     try {
       const due = this.heap.popDue(now + this.gatherMs, this.maxBatch);
-      if (due.length > 0) {
-        this.perFire += (due.length - this.perFire) * PER_FIRE_WEIGHT;
-        this.onDue(due, now);
-      }
+      if (due.length > 0) this.onDue(due, now);
     } finally {
       this.firing = false;
       // Whatever onDue pushed, and anything past maxBatch, is picked up here.

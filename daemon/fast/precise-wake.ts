@@ -44,17 +44,7 @@ for (;;) {
 }
 `;
 
-/** What FireTimer needs of a sub-ms waker (PreciseWake; tests give their own). */
-export interface Waker {
-  /** False once stopped or broken: the caller falls back to timers. */
-  readonly usable: boolean;
-  /** Calls `fn` once the monotonic clock reaches `deadlineMono` (replaces any earlier arming). */
-  arm(deadlineMono: number, fn: () => void): void;
-  disarm(): void;
-  stop(): void;
-}
-
-export class PreciseWake implements Waker {
+export class PreciseWake {
   private readonly shared = new SharedArrayBuffer(16);
   private readonly ctl = new Int32Array(this.shared, 0, 2);
   private readonly target = new Float64Array(this.shared, 8, 1);

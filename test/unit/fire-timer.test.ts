@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FireTimer, MAX_TIMER_MS, PRECISE_MAX_PER_FIRE } from '../../daemon/fast/fire-timer.js';
-import type { Waker } from '../../daemon/fast/precise-wake.js';
+import { FireTimer, MAX_TIMER_MS } from '../../daemon/fast/fire-timer.js';
 import { RunHeap, type WindowEntry } from '../../daemon/fast/run-heap.js';
 import { FakeClock, type FakeClockOptions } from '../helpers/fake-clock.js';
 
@@ -225,55 +224,5 @@ describe('FireTimer', () => {
     expect(clock.pendingTimers + clock.pendingImmediates).toBe(0);
     clock.advance(100);
     expect(fires).toEqual([]);
-  });
-
-  describe('precise wakes (spin: false, precise: true)', () => {
-    /** A fake clock whose waker fires through the clock's own timers, and counts its arms. */
-    function preciseSetup() {
-      const clock = new FakeClock() as FakeClock & { preciseWake(): Waker };
-      let arms = 0;
-      clock.preciseWake = () => {
-        let handle: ReturnType<FakeClock['setTimer']> | undefined;
-        return {
-          usable: true,
-          arm: (deadline, fn) => {
-            arms++;
-            if (handle !== undefined) clock.clearTimer(handle);
-            handle = clock.setTimer(fn, Math.max(1, Math.ceil(deadline - clock.monoNow())));
-          },
-          disarm: () => {
-            if (handle !== undefined) clock.clearTimer(handle);
-            handle = undefined;
-          },
-          stop: () => undefined,
-        };
-      };
-      const heap = new RunHeap();
-      const fires: number[] = [];
-      const t = (timer = new FireTimer(clock, heap, (due) => fires.push(due.length), { spin: false, precise: true }));
-      const push = (runId: number, inMs: number): void => {
-        heap.push({ runId, shard: 0, dueAtMs: 0, priority: 0, deadline: clock.monoNow() + inMs });
-        t.poke();
-      };
-      return { clock, fires, push, arms: () => arms, timersByGate: () => clock.timersSet - arms };
-    }
-
-    it('wakes through the waker while fires are small', () => {
-      const { clock, fires, push, arms, timersByGate } = preciseSetup();
-      for (let i = 0; i < 200; i++) push(i, 1 + i);
-      clock.advance(300);
-      expect(fires.reduce((a, b) => a + b, 0)).toBe(200);
-      expect(arms()).toBeGreaterThanOrEqual(200);
-      expect(timersByGate()).toBe(0);
-    });
-
-    it(`goes back to timers once fires average more than ${PRECISE_MAX_PER_FIRE} entries (a high rate)`, () => {
-      const { clock, fires, push, arms, timersByGate } = preciseSetup();
-      for (let i = 0; i < 2_000; i++) push(i, 1 + Math.floor(i / 10)); // 10 runs per ms
-      clock.advance(300);
-      expect(fires.reduce((a, b) => a + b, 0)).toBe(2_000);
-      expect(arms()).toBeLessThan(20); // a few while the average climbed past the bound
-      expect(timersByGate()).toBeGreaterThan(150);
-    });
   });
 });
