@@ -27,7 +27,6 @@ export class ReleaseGate {
     this.lane = new FastLane({
       clock,
       spin: false, // at 1,000 runs/s and more its deadlines are under a ms apart: spinning would never stop
-      precise: true, // a helper thread wakes it between libuv's ms ticks (fast/precise-wake.ts)
       onFire: (entries) => {
         for (const e of entries) {
           const run = this.waiting.get(e.runId);

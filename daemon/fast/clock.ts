@@ -3,8 +3,6 @@
  * arbitrary origin, never steps); due times are wall-clock epoch ms. Unit
  * tests drive a fake implementation (test/helpers/fake-clock.ts).
  */
-import { PreciseWake } from './precise-wake.js';
-
 export type TimerHandle = { readonly __timer: unique symbol } | NodeJS.Timeout;
 export type ImmediateHandle = { readonly __immediate: unique symbol } | NodeJS.Immediate;
 
@@ -17,8 +15,6 @@ export interface Clock {
   clearTimer(handle: TimerHandle): void;
   setImmediate(fn: () => void): ImmediateHandle;
   clearImmediate(handle: ImmediateHandle): void;
-  /** A sub-millisecond waker on this clock's monotonic time (a helper thread); absent: timers only (fake clocks). */
-  preciseWake?(): PreciseWake;
 }
 
 export const systemClock: Clock = {
@@ -31,5 +27,4 @@ export const systemClock: Clock = {
   clearTimer: (h) => clearTimeout(h as NodeJS.Timeout),
   setImmediate: (fn) => setImmediate(fn),
   clearImmediate: (h) => clearImmediate(h as NodeJS.Immediate),
-  preciseWake: () => new PreciseWake(() => performance.now()),
 };

@@ -38,8 +38,6 @@ export interface FastLaneOptions {
   earlyMs?: number;
   /** false: no spinning, timers only (see FireTimer). @defaultValue true */
   spin?: boolean;
-  /** With `spin: false`, sub-ms wakes from a helper thread (FireTimer `precise`). @defaultValue false */
-  precise?: boolean;
   clockWatch?: {
     /** @defaultValue 500 */
     intervalMs?: number;
@@ -75,7 +73,7 @@ export class FastLane {
     this.leadMs = opts.leadMs ?? 0;
     this.gatherMs = Math.min(opts.gatherMs ?? 0, this.leadMs);
     this.watch = new ClockWatch(this.clock, { ...opts.clockWatch, onStep: (delta) => this.rebase(delta) });
-    this.timer = new FireTimer(this.clock, this.heap, (due) => this.fire(due), { earlyMs: opts.earlyMs, gatherMs: this.gatherMs, spin: opts.spin, precise: opts.precise });
+    this.timer = new FireTimer(this.clock, this.heap, (due) => this.fire(due), { earlyMs: opts.earlyMs, gatherMs: this.gatherMs, spin: opts.spin });
   }
 
   /** Adds or reschedules a run (same runId, new due time replaces it). */

@@ -32,7 +32,6 @@
  *   a clamped wake just re-checks.
  */
 import type { Clock, ImmediateHandle, TimerHandle } from './clock.js';
-import type { PreciseWake } from './precise-wake.js';
 import type { RunHeap, WindowEntry } from './run-heap.js';
 
 /** Longest delay setTimeout honours. */
@@ -51,12 +50,6 @@ export interface FireTimerOptions {
   gatherMs?: number;
   /** Poll with setImmediate for the last `earlyMs` (sub-ms precision, burns CPU); false: timers only. @defaultValue true */
   spin?: boolean;
-  /**
-   * With `spin: false`: wake through the clock's PreciseWake (a helper thread,
-   * sub-ms) instead of a timer, which fires only on whole-ms ticks. Falls back
-   * to timers when the clock has none (fake clocks). @defaultValue false
-   */
-  precise?: boolean;
 }
 
 export type OnDue = (due: WindowEntry[], firedAtMono: number) => void;
@@ -66,7 +59,6 @@ export class FireTimer {
   private readonly maxBatch: number;
   private readonly gatherMs: number;
   private readonly spin: boolean;
-  private readonly precise: PreciseWake | null;
   private timer: TimerHandle | undefined;
   private immediate: ImmediateHandle | undefined;
   private armedFor: number | undefined;
@@ -83,7 +75,6 @@ export class FireTimer {
     this.maxBatch = opts.maxBatch ?? 5000;
     this.gatherMs = opts.gatherMs ?? 0;
     this.spin = opts.spin ?? true;
-    this.precise = !this.spin && opts.precise ? (clock.preciseWake?.() ?? null) : null;
     if (!(this.earlyMs >= 0)) throw new RangeError(`earlyMs must be >= 0, got ${this.earlyMs}`);
     if (!(this.maxBatch >= 1)) throw new RangeError(`maxBatch must be >= 1, got ${this.maxBatch}`);
   }
@@ -111,7 +102,6 @@ export class FireTimer {
   stop(): void {
     this.stopped = true;
     this.disarm();
-    this.precise?.stop();
   }
 
   private arm(deadline: number): void {
@@ -123,8 +113,7 @@ export class FireTimer {
   private schedule(deadline: number, now: number): void {
     this.armedFor = deadline;
     if (!this.spin) {
-      if (this.precise?.usable) this.precise.arm(deadline, this.wake);
-      else this.timer = this.clock.setTimer(this.wake, Math.min(Math.max(1, Math.ceil(deadline - now)), MAX_TIMER_MS));
+      this.timer = this.clock.setTimer(this.wake, Math.min(Math.max(1, Math.ceil(deadline - now)), MAX_TIMER_MS));
       return;
     }
     const sleep = deadline - now - this.earlyMs;
@@ -137,7 +126,6 @@ export class FireTimer {
   private disarm(): void {
     if (this.timer !== undefined) this.clock.clearTimer(this.timer);
     if (this.immediate !== undefined) this.clock.clearImmediate(this.immediate);
-    this.precise?.disarm();
     this.timer = undefined;
     this.immediate = undefined;
     this.armedFor = undefined;
