@@ -24,12 +24,14 @@
  * The truncation also errs on the safe side: a baseline measured with a
  * truncated Date.now() is at most 1 ms *below* the true offset, which makes
  * deadlines up to 1 ms late, never early. The baseline itself (at start and
- * after a step) is therefore taken at an edge of Date.now(): spinning at
- * most ~1 ms for the wall clock's next whole millisecond, bracketed by two
- * monotonic reads, it is within a few µs, and is then set BASELINE_LATE_MS
+ * after a step) is therefore taken at an edge of Date.now(): spinning about
+ * 1 ms (at most 3 ms) for the wall clock's next whole millisecond, bracketed
+ * by two monotonic reads, it is within a few µs, and is then set BASELINE_LATE_MS
  * low so deadlines stay just late (the lane's wall-clock guard would hold
- * back a run fired a hair early, for a whole millisecond). Without that, each
- * daemon ran a random 0–1 ms late, fixed from its start (bench/README.md).
+ * back a run fired a hair early, for a whole millisecond). Without that,
+ * each daemon's deadlines were a random 0–1 ms late, fixed from its start
+ * (bench/README.md). A clock that never gives a tight bracket gets the plain
+ * sample: late, never early.
  */
 import type { Clock, TimerHandle } from './clock.js';
 
@@ -39,6 +41,8 @@ export const BASELINE_LATE_MS = 0.1;
 const EDGE_MAX_GAP_MS = 0.05;
 /** A wall clock that does not tick within this many reads (a fake clock) gives the plain sample. */
 const EDGE_MAX_READS = 200_000;
+/** Edges tried for a tight bracket (each waits up to ~1 ms). */
+const EDGE_TRIES = 3;
 
 export interface ClockWatchOptions {
   /** How often to compare wall against monotonic time, ms. @defaultValue 500 */
@@ -80,8 +84,9 @@ export class ClockWatch {
     this.intervalMs = opts.intervalMs ?? 500;
     this.stepThresholdMs = opts.stepThresholdMs ?? 25;
     if (!(this.intervalMs > 0)) throw new RangeError(`clockWatch.intervalMs must be > 0, got ${this.intervalMs}`);
-    if (!(this.stepThresholdMs >= 0)) {
-      throw new RangeError(`clockWatch.stepThresholdMs must be >= 0, got ${this.stepThresholdMs}`);
+    // Under 1 ms every check would see the truncation of Date.now() as a step (and re-measure, spinning).
+    if (!(this.stepThresholdMs >= 1)) {
+      throw new RangeError(`clockWatch.stepThresholdMs must be >= 1, got ${this.stepThresholdMs}`);
     }
     this.onStep = opts.onStep;
     this.baseline = this.measureAtEdge();
@@ -149,23 +154,37 @@ export class ClockWatch {
     return this.clock.wallNow() - this.clock.monoNow();
   }
 
-  /** The offset at the next edge of the wall clock's whole milliseconds, BASELINE_LATE_MS low; else `measure()`. */
+  /**
+   * The offset at an edge of the wall clock's whole milliseconds, BASELINE_LATE_MS low; else `measure()`.
+   * The edge falls between the last wall read that still saw the old value and
+   * the first that saw the new one; the monotonic reads just before the one and
+   * just after the other bracket it. Up to EDGE_TRIES edges are tried for a
+   * bracket under EDGE_MAX_GAP_MS (a preemption between the reads widens it).
+   */
   private measureAtEdge(): number {
-    const start = this.clock.wallNow();
-    let before = this.clock.monoNow();
-    let after = before;
-    for (let i = 0; i < EDGE_MAX_READS; i++) {
-      const mono = this.clock.monoNow();
-      const wall = this.clock.wallNow();
-      if (wall !== start) {
-        // The edge fell between the previous wall read (after `after`) and this one (after `mono`).
-        if (mono - after > EDGE_MAX_GAP_MS || wall - start !== 1) break;
-        return wall - (after + mono) / 2 - BASELINE_LATE_MS;
+    let best = Infinity;
+    let bestOffset = 0;
+    for (let edge = 0; edge < EDGE_TRIES && best > EDGE_MAX_GAP_MS; edge++) {
+      let lower = this.clock.monoNow();
+      const start = this.clock.wallNow();
+      let ticked = false;
+      for (let i = 0; i < EDGE_MAX_READS; i++) {
+        const mono = this.clock.monoNow();
+        const wall = this.clock.wallNow();
+        if (wall !== start) {
+          const upper = this.clock.monoNow();
+          if (wall - start === 1 && upper - lower < best) {
+            best = upper - lower;
+            bestOffset = wall - (lower + upper) / 2;
+          }
+          ticked = true;
+          break;
+        }
+        if (mono - lower > 5) break; // the thread stalls: no edge worth waiting for
+        lower = mono;
       }
-      before = after;
-      after = mono;
-      if (after - before > 5) break; // the thread stalls: no edge worth waiting for
+      if (!ticked) break; // a clock that does not tick (a fake one)
     }
-    return this.measure();
+    return best <= EDGE_MAX_GAP_MS ? bestOffset - BASELINE_LATE_MS : this.measure();
   }
 }

@@ -88,27 +88,56 @@ describe('ClockWatch', () => {
     expect(steps).toEqual([]);
   });
 
-  it('takes its baseline at an edge of the wall clock: within µs of the true offset, just late', () => {
-    // A real-looking clock: every read moves time on by 3 µs; the wall clock truncates to whole ms.
-    const trueOffset = 1_700_000_000_000.37;
+  /**
+   * A real-looking clock: every read moves time on by 3 µs and the wall clock
+   * truncates to whole ms. The first `preemptedTicks` ticks of the wall clock
+   * come during a 0.8 ms preemption (the read that crosses each is that late).
+   */
+  function readingClock(trueOffset: number, preemptedTicks: number): Clock {
     let mono = 5_000.8;
-    const reading: Clock = {
-      monoNow: () => (mono += 0.003),
-      wallNow: () => Math.floor((mono += 0.003) + trueOffset),
+    let preempted = 0;
+    const read = (): number => {
+      let next = mono + 0.003;
+      if (preempted < preemptedTicks && Math.floor(next + trueOffset) !== Math.floor(mono + trueOffset)) {
+        preempted++;
+        next += 0.8;
+      }
+      return (mono = next);
+    };
+    return {
+      monoNow: read,
+      wallNow: () => Math.floor(read() + trueOffset),
       setTimer: () => 0 as never,
       clearTimer: () => undefined,
       setImmediate: () => 0 as never,
       clearImmediate: () => undefined,
     };
-    const w = new ClockWatch(reading);
+  }
+  const TRUE_OFFSET = 1_700_000_000_000.37;
+
+  it('takes its baseline at an edge of the wall clock: within µs of the true offset, just late', () => {
+    const w = new ClockWatch(readingClock(TRUE_OFFSET, 0));
     // A plain sample would be up to 1 ms low (deadlines up to 1 ms late); this one is BASELINE_LATE_MS low, ± a few µs.
-    expect(trueOffset - w.offsetMs).toBeGreaterThan(BASELINE_LATE_MS - 0.01);
-    expect(trueOffset - w.offsetMs).toBeLessThan(BASELINE_LATE_MS + 0.01);
+    expect(TRUE_OFFSET - w.offsetMs).toBeGreaterThan(BASELINE_LATE_MS - 0.01);
+    expect(TRUE_OFFSET - w.offsetMs).toBeLessThan(BASELINE_LATE_MS + 0.01);
+  });
+
+  it('skips an edge whose bracket a preemption widened, and takes the next', () => {
+    const w = new ClockWatch(readingClock(TRUE_OFFSET, 2));
+    expect(TRUE_OFFSET - w.offsetMs).toBeGreaterThan(BASELINE_LATE_MS - 0.01);
+    expect(TRUE_OFFSET - w.offsetMs).toBeLessThan(BASELINE_LATE_MS + 0.01);
+  });
+
+  it('with no tight bracket at all, falls back to the plain sample: late, never early', () => {
+    const w = new ClockWatch(readingClock(TRUE_OFFSET, 1_000));
+    expect(w.offsetMs).toBeLessThanOrEqual(TRUE_OFFSET); // a lower offset puts deadlines later
+    expect(TRUE_OFFSET - w.offsetMs).toBeLessThan(1);
   });
 
   it('rejects bad options with the field name', () => {
     const clock = new FakeClock();
     expect(() => new ClockWatch(clock, { intervalMs: 0 })).toThrow(/intervalMs/);
     expect(() => new ClockWatch(clock, { stepThresholdMs: -1 })).toThrow(/stepThresholdMs/);
+    expect(() => new ClockWatch(clock, { stepThresholdMs: 0.5 })).toThrow(/stepThresholdMs must be >= 1/);
   });
 });

@@ -31,22 +31,25 @@ let anchorMono = 0;
 function reanchor(): void {
   let bestGap = Infinity;
   for (let edge = 0; edge < EDGES && bestGap > MAX_BRACKET_MS; edge++) {
+    // `lower` is read just before the last Date.now() that still shows `start`; `upper` just after the first that does not.
     const spinFrom = performance.now();
+    let lower = spinFrom;
     const start = Date.now();
     let wall = start;
-    let before = spinFrom;
-    let after = spinFrom;
-    // Wait for the next tick of Date.now(); give up after 5 ms (a frozen or mocked clock).
-    while (wall === start && after - spinFrom < 5) {
-      before = after;
-      after = performance.now();
+    let mono = spinFrom;
+    // Wait for the next tick of Date.now(); give up after 5 ms, or 200,000 reads (a frozen or mocked clock).
+    for (let reads = 0; mono - spinFrom < 5 && reads < 200_000; reads++) {
+      mono = performance.now();
       wall = Date.now();
+      if (wall !== start) break;
+      lower = mono;
     }
     if (wall === start) break; // the clock does not tick: keep what we have
-    if (after - before < bestGap) {
-      bestGap = after - before;
+    const upper = performance.now();
+    if (upper - lower < bestGap) {
+      bestGap = upper - lower;
       anchorWall = wall;
-      anchorMono = (before + after) / 2;
+      anchorMono = (lower + upper) / 2;
     }
   }
   if (bestGap === Infinity) {
