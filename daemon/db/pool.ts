@@ -48,6 +48,12 @@ export function isReadTimeout(err: unknown): boolean {
   return is(err) || is((err as { cause?: unknown } | null)?.cause);
 }
 
+/** A statement the client gives up on after `ms` (pg honours a per-query query_timeout; its types do not list it). */
+export function timedQuery(text: string, ms: number): pg.QueryConfig {
+  const q: pg.QueryConfig & { query_timeout: number } = { text, query_timeout: ms };
+  return q;
+}
+
 /** The planner settings of a keyedOnly pool's sessions. */
 const KEYED_ONLY = ' -c enable_seqscan=off -c enable_hashjoin=off -c enable_mergejoin=off -c plan_cache_mode=force_generic_plan';
 

@@ -39,7 +39,7 @@
  */
 import pg from 'pg';
 import type { Logger } from '../log.js';
-import type { Db } from './pool.js';
+import { timedQuery, type Db } from './pool.js';
 
 /** A second look this long after the first: a live connection's answer is never that long on its way. */
 const CONFIRM_MS = 2_000;
@@ -173,7 +173,7 @@ export class SilenceWatch {
     let broken: Error | undefined;
     try {
       client = await db.connect();
-      const { rows } = await client.query<{ pid: number }>({ text: OWN_BACKEND, query_timeout: CHECK_TIMEOUT_MS } as pg.QueryConfig);
+      const { rows } = await client.query<{ pid: number }>(timedQuery(OWN_BACKEND, CHECK_TIMEOUT_MS));
       const reported = (client as unknown as WatchedClient).processID;
       this.pidsAreBackends = rows[0]?.pid === reported;
       if (!this.pidsAreBackends)

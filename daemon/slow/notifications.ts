@@ -17,7 +17,7 @@
 import pg from 'pg';
 import type { Logger } from '../log.js';
 import type { Queryable } from '../db/pool.js';
-import { query } from '../db/pool.js';
+import { query, timedQuery } from '../db/pool.js';
 import type { RunRef } from '../run-ref.js';
 
 export const channelFor = (schema: string): string => `timelane_runs_${schema}`;
@@ -162,9 +162,7 @@ export class NearDueListener {
     this.probeTimer = setInterval(() => {
       if (this.client !== client || this.probing) return;
       this.probing = true;
-      // pg honours a per-query query_timeout; its types do not list it.
-      const probe: pg.QueryConfig & { query_timeout: number } = { text: 'SELECT 1', query_timeout: every };
-      client.query(probe).then(
+      client.query(timedQuery('SELECT 1', every)).then(
         () => {
           this.probing = false;
         },
