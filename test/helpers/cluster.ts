@@ -305,15 +305,28 @@ export class TestCluster {
     return [...this.members.values()].filter((m) => m.daemon.running).map((m) => m.id);
   }
 
-  /** kill -9 a member; its worker session and client are retired (closed in stopAll). */
+  /** kill -9 a member; its worker session and client are retired (closed in stopAll). Returns the time read just before the signal. */
   async killMember(id: string): Promise<number> {
+    return (await this.killMemberTimed(id)).sentAt;
+  }
+
+  /**
+   * killMember, with both ends of the kill: `sentAt` is read just before the
+   * signal, `exitedAt` once the exit was seen. The member may still act
+   * between the two (this process can lose its core between reading the clock
+   * and signalling), never after the second: judge "done before the kill"
+   * against `exitedAt` for what the member did, against `sentAt` for what the
+   * test saw.
+   */
+  async killMemberTimed(id: string): Promise<{ sentAt: number; exitedAt: number }> {
     const m = this.members.get(id);
     if (!m) throw new Error(`no running member ${id}`);
-    const at = Date.now();
+    const sentAt = Date.now();
     await m.daemon.kill();
+    const exitedAt = Date.now();
     untrack(m.daemon);
     this.retire(m);
-    return at;
+    return { sentAt, exitedAt };
   }
 
   /** SIGTERM a member (graceful: it releases its shards). Returns the time the signal was sent. */
