@@ -81,4 +81,20 @@ describe('CompleteBatcher', () => {
     await until(() => writes.length === 4);
     expect(writes[3].items).toEqual([4]);
   });
+
+  it('a Complete that finds the batcher idle waits 5 ms for others: five arriving a millisecond apart make one batch', async () => {
+    const { batcher, writes } = harness();
+    const t0 = Date.now();
+    const done: Promise<void>[] = [];
+    for (let k = 0; k < 5; k++) {
+      done.push(batcher.complete(k));
+      await vi.advanceTimersByTimeAsync(1);
+    }
+    await until(() => writes.length === 1);
+    // One statement for all five (gathering 1 ms wrote the first alone), written 5 ms after the first arrived.
+    expect(writes[0].items).toEqual([0, 1, 2, 3, 4]);
+    expect(writes[0].at - t0).toBe(5);
+    writes[0].settle();
+    await Promise.all(done);
+  });
 });
