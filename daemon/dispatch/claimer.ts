@@ -95,6 +95,8 @@ interface HeldBackRow {
 }
 
 const RETRY_AFTER_ERROR_MS = 250;
+/** A run the claim skipped because another transaction holds its row lock is tried again after this. */
+const LOCKED_RETRY_MS = 100;
 /** While delivery has no room, pending runs are looked at again this often. */
 const ROOM_POLL_MS = 5;
 /** Runs held for a backed-up queue are looked at again this often (its worker frees room at its own pace). */
@@ -485,7 +487,16 @@ export class Claimer {
     const maybe = live.filter((m) => !heldIds.has(m.runId));
     if (maybe.length === 0) return;
     const { rows: still } = await query<WindowRow>(this.deps.readDb, SCHEDULED_STATUS, [maybe.map((m) => m.runId), [...new Set(maybe.map((m) => m.shard))]]);
-    for (const r of still) this.deps.reoffer(runRefOf(r));
+    const tried = new Map(maybe.map((m) => [m.runId, m.dueAtMs]));
+    const locked: RunRef[] = [];
+    for (const r of still) {
+      const run = runRefOf(r);
+      // Still scheduled, due when it was: the claim skipped it, its row locked by another
+      // transaction. Tried again after a pause, not on every tick while the lock lasts.
+      if (tried.get(run.runId) === run.dueAtMs) locked.push(run);
+      else this.deps.reoffer(run); // moved (a reschedule the notification missed)
+    }
+    if (locked.length > 0) setTimeout(() => locked.forEach((r) => this.deps.reoffer(r)), LOCKED_RETRY_MS);
   }
 }
 

@@ -328,10 +328,15 @@ describe.each(backends)('fenced claim over the $name lease backend', (bk) => {
       const warnings = [...one.warnings, ...two.warnings];
       expect(warnings.filter((w) => /deadlock/i.test(w))).toEqual([]);
       if (warnings.length === 0) {
-        // No claim failed: every run was missed by exactly one side, and nothing was re-offered.
+        // No claim failed: every run was missed by exactly one side. A run the other side's claim
+        // held locked, not yet committed, was skipped and offered back (to be tried again after a
+        // pause; this harness only records it): each such run is one the other side fired.
         const misses = (await counterValue(one.metrics, 'timelane_claim_misses_total')) + (await counterValue(two.metrics, 'timelane_claim_misses_total'));
         expect(misses).toBe(500);
-        expect([...one.reoffered, ...two.reoffered]).toEqual([]);
+        await sleep(150); // the offer back of a skipped run comes after its pause
+        const firedBy = (side: typeof one): Set<number> => new Set(side.delivered.map((r) => r.id));
+        for (const r of one.reoffered) expect(firedBy(two).has(r.runId)).toBe(true);
+        for (const r of two.reoffered) expect(firedBy(one).has(r.runId)).toBe(true);
       }
       for (const st of (await runStates(db.pool, runs.map((r) => r.id))).values()) expect(st).toMatchObject({ status: 'fired', deliveries: 1 });
     }
