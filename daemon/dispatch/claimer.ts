@@ -8,7 +8,11 @@
  * shard whose fence moved on. The last means ownership is lost: the shard is
  * dropped and nothing more fires for it. Runs held back by overlap become
  * skipped or buffered (OVERLAP_BLOCKED). Runs still scheduled are offered
- * back (a reschedule the notification missed).
+ * back: at their new due time if they moved (a reschedule the notification
+ * missed); if not, the claim skipped them because another transaction holds
+ * their row (CLAIM_RUNS locks SKIP LOCKED) or changed it after the claim's
+ * snapshot, and they are offered back at once the first time, then every
+ * LOCKED_RETRY_MS while that lasts ("retrying", not on every tick).
  * A claim that errors (Postgres away) offers its runs back after a pause. Its
  * outcome is unknown: Postgres may have committed it and died before
  * answering. Such runs are kept "in doubt" (claim time, fence); when the
@@ -23,8 +27,9 @@
  * holds back the claims of the others.
  *
  * States of a popped run: pending (waiting for a claim slot or room) →
- * claiming → delivered, or missed (explained, maybe offered back), or held
- * (its queue full) → claiming again when the queue has room. A run offered
+ * claiming → delivered, or missed (explained, maybe offered back, maybe
+ * retrying: waiting out LOCKED_RETRY_MS), or held (its queue full) →
+ * claiming again when the queue has room. A run offered
  * again while its held-back lookup is under way can be in two of these at
  * once; the claim, one conditional UPDATE, fires it once whatever happens.
  * Held runs of a shard we no longer own are dropped about once a second.
@@ -95,8 +100,10 @@ interface HeldBackRow {
 }
 
 const RETRY_AFTER_ERROR_MS = 250;
-/** A run the claim skipped because another transaction holds its row lock is tried again after this. */
+/** A run the claim skips again (another transaction holds its row) is tried again after this. */
 const LOCKED_RETRY_MS = 100;
+/** At most one warning per this long about runs skipped for a held row. */
+const LOCK_LOG_MS = 10_000;
 /** While delivery has no room, pending runs are looked at again this often. */
 const ROOM_POLL_MS = 5;
 /** Runs held for a backed-up queue are looked at again this often (its worker frees room at its own pace). */
@@ -138,6 +145,16 @@ export class Claimer {
   private readonly held = new Map<string, Map<number, HeldRun>>();
   /** The queue of each held run: a run offered again while held (a notification, a scan after re-acquiring) is known at once. */
   private readonly heldQueueOf = new Map<number, string>();
+  /**
+   * Runs skipped by a claim, still scheduled and due as they were (their row
+   * locked or changed meanwhile), by run id → shard. Their next such miss
+   * waits LOCKED_RETRY_MS. Forgotten once claimed, moved or no longer scheduled.
+   */
+  private readonly skippedOnce = new Map<number, number>();
+  /** Skipped again: waiting for the retry timer to offer them back (repair scans leave them alone). */
+  private readonly retrying = new Map<number, RunRef>();
+  private retryTimer: NodeJS.Timeout | undefined;
+  private lockLoggedAt = -Infinity;
   /** Held runs let go and inside a claim now, by queue: they take their queue's room until delivered. */
   private readonly unheldClaiming = new Map<string, number>();
   /** Set while pending or held runs wait for delivery room; `roomTimerMs` is its period. */
@@ -168,12 +185,16 @@ export class Claimer {
     this.pending.clear();
     this.held.clear();
     this.heldQueueOf.clear();
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.retrying.clear();
+    this.skippedOnce.clear();
     while (this.inFlight > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
   }
 
-  /** The run is on its way through the claim: pending, inside a claim, or held for its queue. */
+  /** The run is on its way through the claim: pending, inside a claim, held for its queue, or retrying. */
   holds(runId: number): boolean {
-    return this.pending.has(runId) || this.claiming.has(runId) || this.heldQueueOf.has(runId);
+    return this.pending.has(runId) || this.claiming.has(runId) || this.heldQueueOf.has(runId) || this.retrying.has(runId);
   }
 
   /**
@@ -208,6 +229,7 @@ export class Claimer {
     for (const e of entries) {
       if (this.claiming.has(e.runId)) continue;
       if (this.heldQueueOf.has(e.runId)) continue; // offered again (a notification, a rescan): it waits for its queue
+      if (this.retrying.has(e.runId)) continue; // offered again while it waits for its retry: one loop per run
       const fence = this.deps.fences.fenceOf(e.shard);
       if (fence === undefined) continue;
       if (!this.deps.fences.isValid(e.shard)) {
@@ -357,8 +379,10 @@ export class Claimer {
     }
     const doubts = this.inDoubt.size > 0; // almost always empty: keep the fire loop to one check
     this.noteClaimed(claimed);
+    const skipped = this.skippedOnce.size > 0;
     for (const run of claimed) {
       if (doubts) this.inDoubt.delete(run.id);
+      if (skipped) this.skippedOnce.delete(run.id);
       this.deps.metrics.fired.inc();
       try {
         this.deps.deliver(run);
@@ -484,19 +508,48 @@ export class Claimer {
       for (const r of rows) this.deps.cancelRunning(r.id, 'a newer occurrence is due (overlap cancel_other)');
     }
     const heldIds = new Set(held.map((h) => h.id));
+    for (const id of heldIds) this.skippedOnce.delete(id);
     const maybe = live.filter((m) => !heldIds.has(m.runId));
     if (maybe.length === 0) return;
     const { rows: still } = await query<WindowRow>(this.deps.readDb, SCHEDULED_STATUS, [maybe.map((m) => m.runId), [...new Set(maybe.map((m) => m.shard))]]);
     const tried = new Map(maybe.map((m) => [m.runId, m.dueAtMs]));
-    const locked: RunRef[] = [];
+    const stillIds = new Set<number>();
     for (const r of still) {
       const run = runRefOf(r);
-      // Still scheduled, due when it was: the claim skipped it, its row locked by another
-      // transaction. Tried again after a pause, not on every tick while the lock lasts.
-      if (tried.get(run.runId) === run.dueAtMs) locked.push(run);
-      else this.deps.reoffer(run); // moved (a reschedule the notification missed)
+      stillIds.add(run.runId);
+      if (tried.get(run.runId) !== run.dueAtMs) {
+        this.skippedOnce.delete(run.runId);
+        this.deps.reoffer(run); // moved (a reschedule the notification missed)
+      } else this.skippedAgain(run);
     }
-    if (locked.length > 0) setTimeout(() => locked.forEach((r) => this.deps.reoffer(r)), LOCKED_RETRY_MS);
+    for (const m of maybe) if (!stillIds.has(m.runId)) this.skippedOnce.delete(m.runId);
+  }
+
+  /**
+   * A run the claim skipped, still scheduled and due as it was: its row is
+   * held by another transaction (or was changed after the claim's snapshot).
+   * Offered back at once the first time; while it keeps being skipped, every
+   * LOCKED_RETRY_MS, so a lock that lasts costs ten claims a second, not one per tick.
+   */
+  private skippedAgain(run: RunRef): void {
+    if (this.draining || this.deps.fences.fenceOf(run.shard) === undefined) return;
+    if (!this.skippedOnce.has(run.runId)) {
+      for (const [id, shard] of this.skippedOnce) if (this.deps.fences.fenceOf(shard) === undefined) this.skippedOnce.delete(id);
+      this.skippedOnce.set(run.runId, run.shard);
+      this.deps.reoffer(run);
+      return;
+    }
+    if (performance.now() - this.lockLoggedAt >= LOCK_LOG_MS) {
+      this.lockLoggedAt = performance.now();
+      this.deps.log.warn({ runId: run.runId, shard: run.shard }, 'claim skipped a due run again: another transaction holds its row; trying again every 100 ms');
+    }
+    this.retrying.set(run.runId, run);
+    this.retryTimer ??= setTimeout(() => {
+      this.retryTimer = undefined;
+      const runs = [...this.retrying.values()];
+      this.retrying.clear();
+      for (const r of runs) if (this.deps.fences.fenceOf(r.shard) !== undefined) this.deps.reoffer(r);
+    }, LOCKED_RETRY_MS);
   }
 }
 

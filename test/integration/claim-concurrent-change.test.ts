@@ -51,6 +51,19 @@ async function plainSession(): Promise<pg.Client> {
 const claim = (c: pg.Client, runId: number, fence: number): Promise<pg.QueryResult> =>
   c.query({ name: CLAIM_RUNS_STATEMENT, text: CLAIM_RUNS, values: [[runId], [0], [fence], Date.now(), 0, '{}'] });
 
+/** Resolves once the session `pid` waits for a lock. */
+async function blockedOnLock(pid: number): Promise<void> {
+  for (let i = 0; i < 1_000; i++) {
+    const { rows } = await db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`,
+      [pid],
+    );
+    if (rows[0].n === 1) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`session ${pid} never waited for a lock`);
+}
+
 async function writePlanOf(c: pg.Client): Promise<string> {
   const { rows } = await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${CLAIM_RUNS_STATEMENT}('{1}', '{0}', '{1}', 0, 0, '{}')`);
   return rows.map((r) => r['QUERY PLAN']).join('\n');
@@ -84,6 +97,37 @@ describe.each<WritePlan>(['by primary key', 'by tuple id'])('a claim whose write
       const after = (await runStates(db.pool, [run.id])).get(run.id)!;
       expect(after.status).toBe(status);
       expect(after.deliveries).toBe(0);
+    });
+  }
+
+  // The claim takes its snapshot, then waits for its shard's row (held FOR NO KEY UPDATE here, as
+  // an ownership bump holds it) while the change commits: the claim meets the run's newest version
+  // when it locks it. A cancel or a move fails the claim's conditions there; a change that passes
+  // them (a new priority) leaves a version the write's snapshot cannot see: a miss, and the next
+  // claim fires the run once.
+  for (const [what, change, status, nextClaim] of [
+    ['cancelled', `UPDATE runs SET status = 'cancelled', finished_at = now() WHERE id = $1`, 'cancelled', 0],
+    ['rescheduled an hour later', `UPDATE runs SET due_at = now() + interval '1 hour' WHERE id = $1`, 'scheduled', 0],
+    ['given a new priority', `UPDATE runs SET priority = priority + 1 WHERE id = $1`, 'scheduled', 1],
+  ] as const) {
+    it(`leaves alone a run ${what} after the claim's snapshot, committed before the claim locks it`, async () => {
+      const [run] = await insertRuns(db.pool, 0, [Date.now() - 1_000]);
+      const fence = await fenceOf(db.pool, 0);
+      const other = await plainSession();
+      const shardHolder = await plainSession();
+      const { c, pid } = await claimSession(plan);
+      await claim(c, -1, fence);
+      await shardHolder.query('BEGIN');
+      await shardHolder.query('SELECT 1 FROM shards WHERE shard = 0 FOR NO KEY UPDATE');
+      const claimed = claim(c, run.id, fence);
+      await blockedOnLock(pid);
+      await other.query(change, [run.id]);
+      await shardHolder.query('COMMIT');
+      expect((await claimed).rows).toHaveLength(0);
+      const after = (await runStates(db.pool, [run.id])).get(run.id)!;
+      expect(after.status).toBe(status);
+      expect(after.deliveries).toBe(0);
+      expect((await claim(c, run.id, fence)).rows).toHaveLength(nextClaim);
     });
   }
 

@@ -50,15 +50,20 @@ const OUR_FENCE = fenceOf('r.shard', '$2', '$3');
  * write's own conditions are keys only, so that Postgres cannot pick another
  * index for it (runs_due, for a status test); the shards' fences stay locked
  * FOR SHARE by the lookup until commit. The lookup locks the runs it takes
- * FOR UPDATE SKIP LOCKED: a run whose row another transaction holds (a
- * client's transaction gone silent mid-CancelJob, an open psql session) is
- * left out and explained as a miss, and the claimer tries it again shortly;
- * waiting for it held back every run of the claim for as long as the lock
- * lasted (test/fault/locked-run.test.ts). The lock costs ~57 B of WAL per
- * claimed run (2,075 → 2,132 B per run at 5,000 runs/s). The runs are looked
- * up, so locked and written, in id order: two claims racing over the same
- * runs (a split of opinions on a shard) lock them in the same order and
- * cannot deadlock.
+ * FOR NO KEY UPDATE (the lock the write takes anyway) SKIP LOCKED: a run
+ * whose row another transaction holds (a client's transaction gone silent
+ * mid-CancelJob, an open psql session) is left out and explained as a miss,
+ * and the claimer tries it again (claimer.ts, skippedAgain); waiting for it
+ * held back every run of the claim for as long as the lock lasted
+ * (test/fault/locked-run.test.ts). A run changed and committed after the
+ * statement's snapshot is locked in its newest version, re-checked against
+ * the lookup's conditions there, and if it still passes, the write (in the
+ * snapshot) finds no row with that tuple id and xmin: a miss, claimed on the
+ * retry. The lock costs ~57 B of WAL per claimed run (2,075 → 2,132 B per run
+ * at 5,000 runs/s) and a second write to each claimed run's heap page. The
+ * runs are looked up, so locked and written, in id order: two claims racing
+ * over the same runs (a split of opinions on a shard) lock them in the same
+ * order and cannot deadlock.
  */
 /**
  * What the claim asks of a run ($2–$5 as in CLAIM_RUNS), its id and queue
@@ -78,7 +83,7 @@ WITH hit AS MATERIALIZED (
   SELECT found.* FROM ${runsById(`SELECT r.id AS run_id, r.shard AS run_shard, r.ctid AS run_ctid, r.xmin AS run_xmin, ${CLAIMED_JOB}
     FROM runs r, jobs j
     WHERE r.id = k.id AND ${CLAIMABLE_RUN} AND r.queue <> ALL($6::text[])
-    FOR UPDATE OF r SKIP LOCKED`, 'found')})
+    FOR NO KEY UPDATE OF r SKIP LOCKED`, 'found')})
 UPDATE runs r SET status = 'fired', claimed_at = to_timestamp($4::int8 / 1000.0), fired_at = NULL, lag_ms = NULL,
   fence = ${OUR_FENCE}, deliveries = r.deliveries + 1,
   lease_expires_at = CASE WHEN j.delivery = 'at_most_once' THEN NULL ELSE now() + j.lease_ms * interval '1 millisecond' END
