@@ -541,7 +541,7 @@ export class Claimer {
     }
     if (performance.now() - this.lockLoggedAt >= LOCK_LOG_MS) {
       this.lockLoggedAt = performance.now();
-      this.deps.log.warn({ runId: run.runId, shard: run.shard }, 'claim skipped a due run again: another transaction holds its row; trying again every 100 ms');
+      this.deps.log.warn({ runId: run.runId, shard: run.shard, retryMs: LOCKED_RETRY_MS }, 'claim skipped a due run again: another transaction holds its row; trying it again shortly');
     }
     this.retrying.set(run.runId, run);
     this.retryTimer ??= setTimeout(() => {
@@ -549,7 +549,7 @@ export class Claimer {
       const runs = [...this.retrying.values()];
       this.retrying.clear();
       for (const r of runs) if (this.deps.fences.fenceOf(r.shard) !== undefined) this.deps.reoffer(r);
-    }, LOCKED_RETRY_MS);
+    }, LOCKED_RETRY_MS).unref();
   }
 }
 

@@ -15,9 +15,9 @@ const MAX_IN_FLIGHT = 2;
 const SLOW_BATCH_MS = 50;
 const MAX_BATCH = 2000;
 // A Complete that finds the batcher idle waits this long for others to join
-// it. At 1 ms, 5,000 runs/s made ~600 Complete statements a second; at 5 ms
-// the bench's commits fell from 680 to 460 a second, Postgres from 37 to 32 %
-// of a core and the daemon from 36 to 32 % (bench/README.md, ninth session).
+// it. At 1 ms, 5,000 runs/s made ~600 Complete statements a second (a batch
+// is written in ~1.5 ms); at 5 ms the bench's commits fell from 680 to 460 a
+// second (bench/README.md, ninth session).
 // It costs a Complete's Ack up to 5 ms; a workflow step its Complete makes
 // due fires up to 5 ms later, and a recurring job's next occurrence due within
 // those 5 ms may find the run still running (its overlap policy then applies).
