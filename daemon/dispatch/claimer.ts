@@ -102,8 +102,10 @@ interface HeldBackRow {
 const RETRY_AFTER_ERROR_MS = 250;
 /** A run the claim skips again (another transaction holds its row) is tried again after this. */
 const LOCKED_RETRY_MS = 100;
-/** At most one warning per this long about runs skipped for a held row. */
+/** At most one warning per this long about runs skipped again. */
 const LOCK_LOG_MS = 10_000;
+/** How long a skipped run is remembered (each skip renews it): a later skip is a first one again. */
+const SKIP_MEMORY_MS = 1_000;
 /** While delivery has no room, pending runs are looked at again this often. */
 const ROOM_POLL_MS = 5;
 /** Runs held for a backed-up queue are looked at again this often (its worker frees room at its own pace). */
@@ -147,10 +149,13 @@ export class Claimer {
   private readonly heldQueueOf = new Map<number, string>();
   /**
    * Runs skipped by a claim, still scheduled and due as they were (their row
-   * locked or changed meanwhile), by run id → shard. Their next such miss
-   * waits LOCKED_RETRY_MS. Forgotten once claimed, moved or no longer scheduled.
+   * locked or changed meanwhile), by run id, with when that was last seen. A
+   * next such miss of the same due time within SKIP_MEMORY_MS waits
+   * LOCKED_RETRY_MS. Forgotten once claimed, moved or no longer scheduled,
+   * and swept once SKIP_MEMORY_MS old (a run cancelled meanwhile is not seen again).
    */
-  private readonly skippedOnce = new Map<number, number>();
+  private readonly skippedOnce = new Map<number, { shard: number; dueAtMs: number; atMs: number }>();
+  private skippedSweptAt = 0;
   /** Skipped again: waiting for the retry timer to offer them back (repair scans leave them alone). */
   private readonly retrying = new Map<number, RunRef>();
   private retryTimer: NodeJS.Timeout | undefined;
@@ -229,7 +234,10 @@ export class Claimer {
     for (const e of entries) {
       if (this.claiming.has(e.runId)) continue;
       if (this.heldQueueOf.has(e.runId)) continue; // offered again (a notification, a rescan): it waits for its queue
-      if (this.retrying.has(e.runId)) continue; // offered again while it waits for its retry: one loop per run
+      if (this.retrying.has(e.runId)) {
+        this.retrying.set(e.runId, e); // offered again while it waits for its retry: one loop per run, the newest offer
+        continue;
+      }
       const fence = this.deps.fences.fenceOf(e.shard);
       if (fence === undefined) continue;
       if (!this.deps.fences.isValid(e.shard)) {
@@ -454,6 +462,7 @@ export class Claimer {
     if (rows.length > 0) this.deps.log.warn({ runs: rows.length }, 'an errored claim had fired runs after all (committed, answer lost): delivering them now');
     this.noteClaimed(rows);
     for (const run of rows) {
+      this.skippedOnce.delete(run.id);
       this.deps.metrics.fired.inc();
       try {
         this.deps.deliver(run);
@@ -513,6 +522,7 @@ export class Claimer {
     if (maybe.length === 0) return;
     const { rows: still } = await query<WindowRow>(this.deps.readDb, SCHEDULED_STATUS, [maybe.map((m) => m.runId), [...new Set(maybe.map((m) => m.shard))]]);
     const tried = new Map(maybe.map((m) => [m.runId, m.dueAtMs]));
+    this.sweepSkipped();
     const stillIds = new Set<number>();
     for (const r of still) {
       const run = runRefOf(r);
@@ -533,15 +543,17 @@ export class Claimer {
    */
   private skippedAgain(run: RunRef): void {
     if (this.draining || this.deps.fences.fenceOf(run.shard) === undefined) return;
-    if (!this.skippedOnce.has(run.runId)) {
-      for (const [id, shard] of this.skippedOnce) if (this.deps.fences.fenceOf(shard) === undefined) this.skippedOnce.delete(id);
-      this.skippedOnce.set(run.runId, run.shard);
+    const now = performance.now();
+    const seen = this.skippedOnce.get(run.runId);
+    if (seen === undefined || seen.dueAtMs !== run.dueAtMs || now - seen.atMs > SKIP_MEMORY_MS) {
+      this.skippedOnce.set(run.runId, { shard: run.shard, dueAtMs: run.dueAtMs, atMs: now });
       this.deps.reoffer(run);
       return;
     }
-    if (performance.now() - this.lockLoggedAt >= LOCK_LOG_MS) {
-      this.lockLoggedAt = performance.now();
-      this.deps.log.warn({ runId: run.runId, shard: run.shard, retryMs: LOCKED_RETRY_MS }, 'claim skipped a due run again: another transaction holds its row; trying it again shortly');
+    seen.atMs = now;
+    if (now - this.lockLoggedAt >= LOCK_LOG_MS) {
+      this.lockLoggedAt = now;
+      this.deps.log.warn({ runId: run.runId, shard: run.shard, retryMs: LOCKED_RETRY_MS }, 'claim skipped a due run again (its row locked or changed by another transaction); trying it again shortly');
     }
     this.retrying.set(run.runId, run);
     this.retryTimer ??= setTimeout(() => {
@@ -550,6 +562,14 @@ export class Claimer {
       this.retrying.clear();
       for (const r of runs) if (this.deps.fences.fenceOf(r.shard) !== undefined) this.deps.reoffer(r);
     }, LOCKED_RETRY_MS).unref();
+  }
+
+  /** Forgets skipped runs not seen for SKIP_MEMORY_MS or of shards we lost; at most once per SKIP_MEMORY_MS (one pass, not one per skip). */
+  private sweepSkipped(): void {
+    const now = performance.now();
+    if (this.skippedOnce.size === 0 || now - this.skippedSweptAt < SKIP_MEMORY_MS) return;
+    this.skippedSweptAt = now;
+    for (const [id, seen] of this.skippedOnce) if (now - seen.atMs > SKIP_MEMORY_MS || this.deps.fences.fenceOf(seen.shard) === undefined) this.skippedOnce.delete(id);
   }
 }
 

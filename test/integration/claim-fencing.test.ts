@@ -332,9 +332,15 @@ describe.each(backends)('fenced claim over the $name lease backend', (bk) => {
         // time it was offered back: a run the other side's claim held locked, not yet committed,
         // is skipped and offered back (fired again here, as the fast lane would). Each such run
         // is one the other side fired.
-        await waitFor(() => one.c.claimsInFlight === 0 && two.c.claimsInFlight === 0, 5_000, 'the claims of runs offered back');
-        const misses = (await counterValue(one.metrics, 'timelane_claim_misses_total')) + (await counterValue(two.metrics, 'timelane_claim_misses_total'));
-        expect(misses).toBe(500 + one.reoffered.length + two.reoffered.length);
+        // The checks of misses run detached, and a run skipped again waits 100 ms: wait until the counts settle.
+        const misses = async (): Promise<number> =>
+          (await counterValue(one.metrics, 'timelane_claim_misses_total')) + (await counterValue(two.metrics, 'timelane_claim_misses_total'));
+        await waitFor(
+          async () => one.c.claimsInFlight === 0 && two.c.claimsInFlight === 0 && (await misses()) === 500 + one.reoffered.length + two.reoffered.length,
+          5_000,
+          'every miss of a run offered back to be counted',
+        );
+        expect(await misses()).toBe(500 + one.reoffered.length + two.reoffered.length);
         const firedBy = (side: typeof one): Set<number> => new Set(side.delivered.map((r) => r.id));
         for (const r of one.reoffered) expect(firedBy(two).has(r.runId)).toBe(true);
         for (const r of two.reoffered) expect(firedBy(one).has(r.runId)).toBe(true);
