@@ -21,6 +21,7 @@ import {
   closeClient,
   collectRuns,
   freePort,
+  metricValue,
   openClient,
   startDaemon,
   stopDaemon,
@@ -195,11 +196,6 @@ describe('Admin', () => {
 });
 
 // ---------------------------------------------------------------- metrics ---
-
-function metricValue(body: string, name: string): number | undefined {
-  const line = body.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
 
 describe('GET /metrics', () => {
   let worker: RecordingWorker | undefined;

@@ -28,6 +28,7 @@ import {
   closeClient,
   collectRuns,
   freePort,
+  metricValue,
   openClient,
   sleep,
   startDaemon,
@@ -75,13 +76,8 @@ const MAX_LATE_MS = 2_500;
 const MAX_SCHEDULE_MS = 1_500;
 
 /** Sum of every sample of a metric in a Prometheus text exposition (0 when it has none). */
-function metricSum(body: string, name: string): number {
-  let sum = 0;
-  for (const line of body.split('\n')) {
-    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
+/** The sum of a metric's series (0 when it has none). */
+const metricSum = (body: string, name: string): number => metricValue(body, name) ?? 0;
 
 interface StormResult {
   fullPages: number;

@@ -16,7 +16,7 @@ import type pg from 'pg';
 import type { TimelaneClient } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { closeClient, collectRuns, freePort, openClient, sleep, startDaemon, stopDaemon, waitForOwnedShards, type RecordingWorker } from '../helpers/e2e.js';
+import { closeClient, collectRuns, freePort, metricValue, openClient, sleep, startDaemon, stopDaemon, waitForOwnedShards, type RecordingWorker } from '../helpers/e2e.js';
 
 const SHARDS = 4;
 const QUEUE = 'locked-run';
@@ -37,9 +37,7 @@ let metricsUrl = '';
 
 /** timelane_claim_misses_total: runs the claim did not return (the locked run, once per try). */
 async function claimMisses(): Promise<number> {
-  const text = await (await fetch(metricsUrl)).text();
-  const line = text.split('\n').find((l) => l.startsWith('timelane_claim_misses_total '));
-  return Number(line?.split(' ')[1] ?? NaN);
+  return metricValue(await (await fetch(metricsUrl)).text(), 'timelane_claim_misses_total') ?? NaN;
 }
 
 beforeAll(async () => {

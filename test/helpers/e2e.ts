@@ -310,3 +310,11 @@ export async function waitForWorkflowState(
   if (!ok) throw new Error(`workflow run ${id} is ${last?.run.state}, not ${states.join('/')}: ${JSON.stringify(last?.steps.map((s) => [s.name, s.state]))}`);
   return last as WorkflowRunWithSteps;
 }
+
+/** A metric's value in a Prometheus text body: the sum of its series, labelled or not; undefined when it has none. */
+export function metricValue(body: string, name: string): number | undefined {
+  let sum: number | undefined;
+  for (const line of body.split('\n'))
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum = (sum ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
+}
