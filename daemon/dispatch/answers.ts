@@ -23,6 +23,7 @@
 import type { Db, Queryable } from '../db/pool.js';
 import { query, queryPrepared, transaction } from '../db/pool.js';
 import {
+  COMPLETE_LOCKED,
   COMPLETE_RUNS,
   DESCRIBE_DELIVERY,
   EXPIRE_DELIVERIES,
@@ -34,7 +35,7 @@ import {
 } from '../db/queries/dispatch.js';
 import { TimelaneError, failedPrecondition, notFound } from '../errors.js';
 import { backoffMs } from './backoff.js';
-import { CompleteBatcher } from './complete-batcher.js';
+import { CompleteBatcher, WRITE_AGAIN } from './complete-batcher.js';
 import { PAUSE_ON_FAILURE, WITHDRAW_OCCURRENCES } from '../db/queries/recurring.js';
 import type { HandOff, KnownHandOff, RunRef } from '../run-ref.js';
 import { StepTransitions, type StepRouting } from '../workflows/step-transitions.js';
@@ -205,22 +206,45 @@ export class Answers {
     }
   }
 
-  private async completeBatch(items: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
+  private async completeBatch(items: readonly CompletedDelivery[]): Promise<(Error | null | typeof WRITE_AGAIN)[]> {
     const ds = await this.resolve(items); // answered in this order
     // Runs this daemon handed out as steps skip COMPLETE_RUNS (it leaves step runs alone: a round trip for nothing).
     const plain = byRunId(ds.filter((d, i) => !items[i].step));
+    type Matched = { id: number; fence: number; deliveries: number };
     const { rows } =
       plain.length === 0
         ? { rows: [] }
         : await this.keepingHandOffs(plain, () => retryIfUnavailable(() =>
-            queryPrepared<{ id: number; fence: number; deliveries: number }>(this.completeDb, COMPLETE_RUNS_STATEMENT, COMPLETE_RUNS, deliveryArrays(plain, true)),
+            queryPrepared<Matched>(this.completeDb, COMPLETE_RUNS_STATEMENT, COMPLETE_RUNS, deliveryArrays(plain, true)),
           ));
     // Keyed by the whole delivery: a superseded copy in the same batch is refused.
     const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
     const done = new Set(rows.map((r) => key(r.id, r.fence, r.deliveries)));
-    const rest = ds.filter((d) => !done.has(key(d.runId, d.fence, d.deliveries)));
-    if (rest.length > 0) for (const r of await this.completeSteps(rest, items)) done.add(key(r.id, r.fence, r.deliveries));
-    return Promise.all(ds.map((d) => (done.has(key(d.runId, d.fence, d.deliveries)) ? null : refuse(this.db, d).catch((err: Error) => err))));
+    const unmatched = plain.filter((d) => !done.has(key(d.runId, d.fence, d.deliveries)));
+    // Skipped for a row lock (COMPLETE_RUNS does not wait for one): written again, not refused. If
+    // that cannot be told now, all are written again: the next COMPLETE_RUNS decides. Never an error
+    // for the whole batch: those it matched are committed, and must be acknowledged as such.
+    const locked = new Set<string>();
+    if (unmatched.length > 0)
+      await query<Matched>(this.db, COMPLETE_LOCKED, deliveryArrays(unmatched, true)).then(
+        ({ rows }) => rows.forEach((r) => locked.add(key(r.id, r.fence, r.deliveries))),
+        () => unmatched.forEach((d) => locked.add(key(d.runId, d.fence, d.deliveries))),
+      );
+    const rest = ds.filter((d) => !done.has(key(d.runId, d.fence, d.deliveries)) && !locked.has(key(d.runId, d.fence, d.deliveries)));
+    let stepsFailed: Error | null = null;
+    if (rest.length > 0)
+      await this.completeSteps(rest, items).then(
+        (steps) => steps.forEach((r) => done.add(key(r.id, r.fence, r.deliveries))),
+        (err: Error) => (stepsFailed = err),
+      );
+    return Promise.all(
+      ds.map((d) => {
+        const k = key(d.runId, d.fence, d.deliveries);
+        if (done.has(k)) return null;
+        if (locked.has(k)) return WRITE_AGAIN;
+        return stepsFailed ?? refuse(this.db, d).catch((err: Error) => err);
+      }),
+    );
   }
 
   /** Deliveries COMPLETE_RUNS did not match: runs of workflow steps (or superseded). One transaction. */

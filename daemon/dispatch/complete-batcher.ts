@@ -3,9 +3,12 @@
  * written joins the next one, so Postgres sees one statement (one commit) per
  * batch instead of one per run. States: idle → gathering (GATHER_MS) →
  * writing one batch → idle; a batch written for longer than SLOW_BATCH_MS (a
- * row lock, a slow refusal) lets a second one start beside it, so one stuck
- * batch never holds back every Complete. Each caller still gets its own
- * outcome: OK, or the refusal for a superseded delivery.
+ * slow refusal) lets a second one start beside it, so one stuck batch never
+ * holds back every Complete. Each caller still gets its own outcome: OK, or
+ * the refusal for a superseded delivery. An item the write could not make
+ * for now (WRITE_AGAIN: its row locked by another transaction) is written
+ * again GATHER_MS later, then every LOCKED_RETRY_MS, waiting in a timer, not
+ * in a batch: the others of its batch are answered meanwhile.
  */
 // One batch at a time while batches are quick: Completes that arrive while it
 // is written join the next, so batches grow with the load instead of splitting
@@ -23,14 +26,22 @@ const MAX_BATCH = 2000;
 // those 5 ms may find the run still running (its overlap policy then applies).
 const GATHER_MS = 5;
 
+// An item written again for the second time or later waits this long first.
+const LOCKED_RETRY_MS = 100;
+
+/** An item's outcome: write it again later (its row is locked by another transaction). */
+export const WRITE_AGAIN = Symbol('write again');
+
 interface Waiter<T> {
   item: T;
   resolve: () => void;
   reject: (err: unknown) => void;
+  /** Times the write answered WRITE_AGAIN for it. */
+  tries: number;
 }
 
-/** Writes one batch; per item, null (done) or the error that item gets. */
-export type WriteBatch<T> = (items: readonly T[]) => Promise<(Error | null)[]>;
+/** Writes one batch; per item, null (done), the error that item gets, or WRITE_AGAIN. */
+export type WriteBatch<T> = (items: readonly T[]) => Promise<(Error | null | typeof WRITE_AGAIN)[]>;
 
 export class CompleteBatcher<T> {
   private queue: Waiter<T>[] = [];
@@ -38,6 +49,8 @@ export class CompleteBatcher<T> {
   private readonly writing = new Set<{ startedAt: number }>();
   private scheduled = false;
   private slowCheck: NodeJS.Timeout | undefined;
+  /** Items waiting LOCKED_RETRY_MS before they are written again. */
+  private readonly waitingAgain = new Set<NodeJS.Timeout>();
 
   constructor(
     private readonly write: WriteBatch<T>,
@@ -50,23 +63,50 @@ export class CompleteBatcher<T> {
   }
 
   complete(item: T): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
-      // Gather what arrives within GATHER_MS: one commit per run would be the
-      // fire path's most expensive step.
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setTimeout(() => {
-          this.scheduled = false;
-          this.flush();
-        }, GATHER_MS);
-      }
-    });
+    return new Promise<void>((resolve, reject) => this.enqueue({ item, resolve, reject, tries: 0 }));
   }
 
   /** Batches being written now. */
   get inFlight(): number {
     return this.writing.size;
+  }
+
+  /** Items waiting to be written again (their rows were locked). */
+  get waitingToWriteAgain(): number {
+    return this.waitingAgain.size;
+  }
+
+  private enqueue(w: Waiter<T>): void {
+    this.queue.push(w);
+    // Gather what arrives within GATHER_MS: one commit per run would be the
+    // fire path's most expensive step.
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setTimeout(() => {
+        this.scheduled = false;
+        this.flush();
+      }, GATHER_MS);
+    }
+  }
+
+  /**
+   * The first time after GATHER_MS (a lock held for a moment: a heartbeat's),
+   * then every LOCKED_RETRY_MS. Into the next batch that starts: not written
+   * alone at once, as what waits for a batch is when that batch ends.
+   */
+  private writeAgain(w: Waiter<T>): void {
+    w.tries += 1;
+    const timer = setTimeout(
+      () => {
+        this.waitingAgain.delete(timer);
+        this.queue.push(w);
+        this.flush();
+      },
+      w.tries === 1 ? GATHER_MS : LOCKED_RETRY_MS,
+    );
+    // A daemon stopping does not wait for a lock someone else holds: the worker resends its answer elsewhere.
+    timer.unref();
+    this.waitingAgain.add(timer);
   }
 
   private flush(): void {
@@ -76,7 +116,8 @@ export class CompleteBatcher<T> {
       this.writing.add(started);
       this.write(batch.map((w) => w.item))
         .then(
-          (outcomes) => outcomes.forEach((err, i) => (err ? batch[i].reject(err) : batch[i].resolve())),
+          (outcomes) =>
+            outcomes.forEach((out, i) => (out === WRITE_AGAIN ? this.writeAgain(batch[i]) : out ? batch[i].reject(out) : batch[i].resolve())),
           (err: unknown) => batch.forEach((w) => w.reject(err)),
         )
         .finally(() => {

@@ -2,14 +2,15 @@
  * The Complete batcher writes one batch at a time while batches are quick (so
  * they grow with the load), and starts a second beside a batch that has been
  * written for 50 ms or more (so one stuck batch never holds back every
- * Complete). daemon/dispatch/complete-batcher.ts.
+ * Complete). An item whose row is locked is written again
+ * 5 ms later, then every 100 ms, without holding a batch. daemon/dispatch/complete-batcher.ts.
  *
  * On fake timers, with the batcher's clock the fake Date: its timers and its
  * idea of how long a batch has been written move together, and only when the
  * test moves them. A pause of a loaded machine cannot make a batch look slow.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CompleteBatcher } from '../../daemon/dispatch/complete-batcher.js';
+import { CompleteBatcher, WRITE_AGAIN } from '../../daemon/dispatch/complete-batcher.js';
 
 interface Pending {
   items: readonly number[];
@@ -80,6 +81,36 @@ describe('CompleteBatcher', () => {
     await third;
     await until(() => writes.length === 4);
     expect(writes[3].items).toEqual([4]);
+  });
+
+  it('an item the write answers WRITE_AGAIN for is written again 5 ms later, then every 100 ms, while the others are answered', async () => {
+    const locked = new Set([2]);
+    const writes: { items: readonly number[]; at: number }[] = [];
+    const batcher = new CompleteBatcher<number>(async (items) => {
+      writes.push({ items, at: Date.now() });
+      return items.map((i) => (locked.has(i) ? WRITE_AGAIN : null));
+    }, () => Date.now());
+    let twoDone = false;
+    const [one, two, three] = [1, 2, 3].map((i) => batcher.complete(i));
+    void two.then(() => (twoDone = true));
+    await until(() => writes.length === 1);
+    expect(writes[0].items).toEqual([1, 2, 3]);
+    await Promise.all([one, three]); // answered while 2 waits
+    await until(() => writes.length === 2);
+    // Again 5 ms later (a lock held for a moment), not at once,
+    expect(writes[1].items).toEqual([2]);
+    expect(writes[1].at - writes[0].at).toBe(5);
+    await until(() => writes.length === 3);
+    expect(writes[2].at - writes[1].at).toBe(100); // then every 100 ms
+    expect(batcher.inFlight).toBe(0); // waiting in a timer, not in a batch being written
+    const four = batcher.complete(4); // a later Complete is not held back by it
+    await until(() => writes.some((w) => w.items.includes(4)));
+    await four;
+    expect(twoDone).toBe(false);
+    locked.clear();
+    await until(() => twoDone);
+    expect(writes.at(-1)!.items).toEqual([2]);
+    expect(batcher.waitingToWriteAgain).toBe(0);
   });
 
   it('a Complete that finds the batcher idle waits 5 ms for others: five arriving a millisecond apart make one batch', async () => {

@@ -157,6 +157,7 @@ const HOT: Record<string, string> = {
   REDELIVER_EXPIRED: 'redelivery reaper, every reap interval over the owned shards',
   CLAIMED_IN_DOUBT: 'after a claim that errored: the runs it may have fired (rare, but over the fire path\'s tables)',
   COMPLETE_RUNS: 'answers: Complete (batched)',
+  COMPLETE_LOCKED: 'answers: Completes COMPLETE_RUNS did not match, to tell a locked row from a superseded delivery',
   FAIL_RUN: 'answers: Fail, and the retry run it inserts',
   SELECT_RETRY_POLICY: "answers: Fail, the job's backoff policy",
   HEARTBEAT_RUN: 'answers: Heartbeat, and a run parked for credit restarting its lease as it is handed out',

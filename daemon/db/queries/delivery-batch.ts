@@ -26,22 +26,40 @@
 /** The batch's columns, as `d`. */
 const DELIVERY_COLUMNS = 'id, fence, deliveries, shard, sent_at';
 
-/**
- * `hit`: the batch rows whose run matched `cond` (on `r`, the run, and `d`,
- * the batch row) when looked up and locked.
- * `extra`: more parallel arrays and their column names, e.g. `, $6::bytea[]`
- * and `, output`.
- */
-export function deliveryBatch(cond: string, extra = { arrays: '', columns: '' }): string {
+/** More parallel arrays and their column names, e.g. `, $6::bytea[]` and `, output`. */
+export interface ExtraArrays {
+  arrays: string;
+  columns: string;
+}
+
+const NO_EXTRA: ExtraArrays = { arrays: '', columns: '' };
+
+/** `d`: the batch, one row per delivery. */
+export function batchRows(extra: ExtraArrays = NO_EXTRA): string {
   const arrays = `$1::int8[], $2::int8[], $3::int[], $4::int[], $5::int8[]${extra.arrays}`
     .split(', ')
     .map((a) => `(SELECT ${a})`)
     .join(', ');
-  return `d AS (SELECT * FROM unnest(${arrays}) AS d(${DELIVERY_COLUMNS}${extra.columns})),
+  return `d AS (SELECT * FROM unnest(${arrays}) AS d(${DELIVERY_COLUMNS}${extra.columns}))`;
+}
+
+/** The lookup of the batch row `d`'s run, if it matches `cond`: one primary-key probe. */
+export const runOf = (cond: string): string => `SELECT 1 FROM runs r WHERE r.id = d.id AND r.shard = d.shard AND r.shard = ANY($4::int[]) AND ${cond}`;
+
+/**
+ * `hit`: the batch rows whose run matched `cond` (on `r`, the run, and `d`,
+ * the batch row) when looked up and locked.
+ * `skipLocked`: a run whose row another transaction holds is left out of
+ * `hit` instead of waited for (COMPLETE_RUNS: one lock held by a session gone
+ * silent would hold back every answer of the batch). The caller tells such a
+ * run from a superseded one (COMPLETE_LOCKED), and tries it again.
+ */
+export function deliveryBatch(cond: string, extra: ExtraArrays = NO_EXTRA, skipLocked = false): string {
+  return `${batchRows(extra)},
 hit AS MATERIALIZED (
   SELECT d.* FROM d CROSS JOIN LATERAL (
-    SELECT 1 FROM runs r WHERE r.id = d.id AND r.shard = d.shard AND r.shard = ANY($4::int[]) AND ${cond}
-    FOR NO KEY UPDATE) found)`;
+    ${runOf(cond)}
+    FOR NO KEY UPDATE${skipLocked ? ' SKIP LOCKED' : ''}) found)`;
 }
 
 /**

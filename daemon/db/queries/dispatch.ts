@@ -1,6 +1,6 @@
 import { fenceOf, heldShard } from '../../coord/fence-queries.js';
 import { RUN_COLUMNS } from './columns.js';
-import { deliveryBatch, IS_CURRENT_DELIVERY, IS_HIT } from './delivery-batch.js';
+import { batchRows, deliveryBatch, IS_CURRENT_DELIVERY, IS_HIT, runOf } from './delivery-batch.js';
 import { NO_OVERLAP } from './recurring.js';
 import { runsById } from './runs-by-id.js';
 
@@ -221,10 +221,15 @@ const RECORD_ANSWERED = (sentAt: string): string =>
  * $3 deliveries int[], $4 shards int[], $5 hand-off times (epoch ms, null =
  * unknown) int8[]. Returns the deliveries that matched. Runs of workflow
  * steps (origin 'workflow') are left alone: COMPLETE_STEPS
- * (queries/workflows.ts) completes them with their step.
+ * (queries/workflows.ts) completes them with their step. A run whose row
+ * another transaction holds is skipped, not waited for (deliveryBatch's
+ * skipLocked): COMPLETE_LOCKED tells it from a superseded delivery.
  */
+/** What COMPLETE_RUNS completes: the current delivery of a run that is not a workflow step's. */
+const COMPLETABLE = `${IS_CURRENT_DELIVERY} AND r.origin IS DISTINCT FROM 'workflow'`;
+
 export const COMPLETE_RUNS = `
-WITH ${deliveryBatch(`${IS_CURRENT_DELIVERY} AND r.origin IS DISTINCT FROM 'workflow'`)},
+WITH ${deliveryBatch(COMPLETABLE, undefined, true)},
 run_out AS (
   UPDATE runs r SET status = 'completed', finished_at = now(), lease_expires_at = NULL, ${RECORD_ANSWERED('d.sent_at')}
   FROM hit d WHERE ${IS_HIT}
@@ -235,6 +240,19 @@ run_out AS (
   RETURNING jobs.id
 )
 SELECT id, fence, deliveries FROM run_out`;
+
+/**
+ * completeLocked — of the deliveries COMPLETE_RUNS did not match, those it
+ * would have completed but for a row lock another transaction holds: still
+ * COMPLETABLE in this statement's snapshot, which reads without waiting. The
+ * caller writes them again shortly; the others go on to the workflow path,
+ * or are refused. A lock released and a change committed in between is no
+ * harm: the next COMPLETE_RUNS re-checks, and refuses what is superseded.
+ * Not a transition. Same parameters as COMPLETE_RUNS ($1–$5).
+ */
+export const COMPLETE_LOCKED = `
+WITH ${batchRows()}
+SELECT d.id, d.fence, d.deliveries FROM d CROSS JOIN LATERAL (${runOf(COMPLETABLE)}) found`;
 
 /** selectRetryPolicy — what failRun needs to compute a backoff, and the workflow run of a step's run. $1 run id, $2 shard. */
 export const SELECT_RETRY_POLICY = `
