@@ -95,7 +95,7 @@ export class ScheduledStarts {
     try {
       const p = JSON.parse(run.payload.toString('utf8')) as ScheduledStartPayload;
       // The start acts in its job's namespace: a payload naming another one is refused, never obeyed.
-      const namespace = run.job_namespace ?? p.namespace;
+      const namespace = run.job_namespace;
       if (p.namespace !== namespace) throw invalidArgument('payload.namespace', `a start of namespace "${namespace}" cannot start workflows of "${p.namespace}"`);
       const id = workflowRunIdOf(run.idempotency_key);
       const started = await this.deps.workflows.start({

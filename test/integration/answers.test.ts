@@ -364,7 +364,8 @@ describe('redelivery of expired leases (REDELIVER_EXPIRED)', () => {
     const before = Date.now();
     const got = await redeliver([REAP_SHARD, STALE_SHARD], [fence, staleFence]);
     expect(got.map((r) => r.id)).toEqual([expired.id]);
-    expect(got[0]).toMatchObject({ status: 'fired', fence, deliveries: 2, attempt: 1 });
+    expect(got[0]).toMatchObject({ fence, deliveries: 2, attempt: 1 });
+    expect(await runById(expired.id)).toMatchObject({ status: 'fired', deliveries: 2 });
     expect(got[0].lease_expires_at_ms as number).toBeGreaterThanOrEqual(before + 9_000);
     expect(got[0].payload).toBeInstanceOf(Buffer);
 

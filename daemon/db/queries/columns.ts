@@ -1,6 +1,7 @@
 /** Shared select lists and the row types they produce. Times come back as epoch ms (int8 → number). */
 
-const ms = (col: string): string => `(extract(epoch FROM ${col}) * 1000)::int8`;
+/** A timestamp column as epoch ms. */
+export const ms = (col: string): string => `(extract(epoch FROM ${col}) * 1000)::int8`;
 
 export const RUN_COLUMNS = `r.id, r.job_id, r.shard, r.queue, r.priority, r.attempt, r.status,
   ${ms('r.due_at')} AS due_at_ms, ${ms('r.fired_at')} AS fired_at_ms, r.lag_ms, r.fence, r.deliveries,
@@ -78,8 +79,16 @@ export interface JobRow {
   pause_note: string | null;
 }
 
-/** A claimed (or redelivered) run: what the worker receives. */
-export interface FiredRunRow extends RunRow {
+/**
+ * A claimed (or redelivered) run: what the worker receives, and what the
+ * delivery needs of it. Only that: the claim returns it for every fired run,
+ * and each column more is parsed (and for times, converted) per run.
+ */
+export interface FiredRunRow
+  extends Pick<
+    RunRow,
+    'id' | 'job_id' | 'shard' | 'queue' | 'priority' | 'attempt' | 'due_at_ms' | 'fence' | 'deliveries' | 'lease_expires_at_ms' | 'idempotency_key' | 'claimed_at_ms' | 'nominal_at_ms' | 'origin' | 'progress'
+  > {
   payload: Buffer;
   /** The last checkpoint heartbeated for this occurrence (an earlier delivery or attempt). */
   checkpoint: Buffer | null;
@@ -91,11 +100,8 @@ export interface FiredRunRow extends RunRow {
   traceparent?: string | null;
   tracestate?: string | null;
   /** The job's namespace (what an in-process consumer acts in, never its payload's say). */
-  job_namespace?: string;
+  job_namespace: string;
   delivery: DeliveryMode;
-  max_attempts: number;
-  initial_backoff_ms: number;
-  max_backoff_ms: number;
   /** Runs of workflow steps: the workflow run and step, and the parents' outputs (in parent_steps order). */
   workflow_run_id?: string | null;
   workflow_step?: string | null;

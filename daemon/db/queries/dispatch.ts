@@ -1,5 +1,5 @@
 import { fenceOf, heldShard } from '../../coord/fence-queries.js';
-import { RUN_COLUMNS } from './columns.js';
+import { ms } from './columns.js';
 import { batchRows, deliveryBatch, IS_CURRENT_DELIVERY, IS_HIT, runOf } from './delivery-batch.js';
 import { NO_OVERLAP } from './recurring.js';
 import { runsById } from './runs-by-id.js';
@@ -14,8 +14,10 @@ import { runsById } from './runs-by-id.js';
  * a claim waits for, then re-checks against, an in-flight bump.
  */
 
-const FIRED_COLUMNS = `${RUN_COLUMNS}, r.checkpoint, r.traceparent, r.tracestate, j.payload, j.namespace AS job_namespace, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms,
-  j.workflow_run_id, j.workflow_step, j.parent_steps, j.parent_outputs`;
+/** What a fired run returns: FiredRunRow's columns (`j`: its job, or the claim's `hit` row). */
+const FIRED_COLUMNS = `r.id, r.job_id, r.shard, r.queue, r.priority, r.attempt, ${ms('r.due_at')} AS due_at_ms, r.fence, r.deliveries,
+  ${ms('r.lease_expires_at')} AS lease_expires_at_ms, r.idempotency_key, ${ms('r.claimed_at')} AS claimed_at_ms, ${ms('r.nominal_at')} AS nominal_at_ms,
+  r.origin, r.progress, r.checkpoint, r.traceparent, r.tracestate, j.payload, j.namespace AS job_namespace, j.delivery, j.workflow_run_id, j.workflow_step, j.parent_steps, j.parent_outputs`;
 
 /** The run's shard is held at our fence (row-locked for the transaction). $2 shards int[], $3 fences int8[]. */
 const HELD = heldShard('r.shard', '$2', '$3');
@@ -75,8 +77,7 @@ const CLAIMABLE_RUN = `r.status = 'scheduled' AND r.shard = ANY($2::int[]) AND $
   AND ${NO_OVERLAP}`;
 
 /** What the claim returns of a run's job (FIRED_COLUMNS' `j.` columns), and its lease. */
-const CLAIMED_JOB = `j.payload, j.namespace, j.delivery, j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms, j.lease_ms,
-      j.workflow_run_id, j.workflow_step, j.parent_steps, j.parent_outputs`;
+const CLAIMED_JOB = `j.payload, j.namespace, j.delivery, j.lease_ms, j.workflow_run_id, j.workflow_step, j.parent_steps, j.parent_outputs`;
 
 export const CLAIM_RUNS = `
 WITH hit AS MATERIALIZED (

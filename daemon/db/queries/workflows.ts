@@ -242,6 +242,8 @@ SELECT workflow_run_id, (SELECT count(*) FROM cascade)::int AS upstream_failed F
  */
 export interface StartedStepRow extends FiredRunRow {
   workflow_run_id: string;
+  /** fired: this transaction fired it (a hand-off); scheduled: routed, the claim takes it. */
+  status: 'fired' | 'scheduled';
 }
 
 /**
