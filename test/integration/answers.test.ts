@@ -11,6 +11,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Answers, type AnsweredDelivery, type FailOutcome } from '../../daemon/dispatch/answers.js';
 import { RunRouter } from '../../daemon/engine/router.js';
+import { StepTransitions } from '../../daemon/workflows/step-transitions.js';
 import { REDELIVER_EXPIRED } from '../../daemon/db/queries/dispatch.js';
 import type { FiredRunRow } from '../../daemon/db/queries/columns.js';
 import { TimelaneError } from '../../daemon/errors.js';
@@ -183,6 +184,20 @@ describe('complete', () => {
     expect(run.delivery).toBe('at_most_once');
     await completeRun(db.pool, refOf(run));
     expect(await runById(run.id)).toMatchObject({ status: 'completed', job_status: 'completed' });
+  });
+
+  it('a batch whose workflow-step part fails still acknowledges the Completes it wrote: only the others get the error', async () => {
+    // Deliveries COMPLETE_RUNS did not match go on to the workflow path; here it fails (Postgres away, say).
+    const router = new RunRouter({ schema: 'timelane', windowMs: 30_000, wallNow: Date.now, owns: () => false, offerLocal: () => undefined, cancelLocal: () => undefined });
+    const steps = new StepTransitions(router);
+    vi.spyOn(steps, 'complete').mockRejectedValue(new TimelaneError('unavailable', 'postgres went away'));
+    const withFailingSteps = new Answers(db.pool, router, steps);
+    const [written, superseded] = [await firedRun(), await firedRun()];
+    const outcomes = await withFailingSteps.complete([full(refOf(written)), full({ ...refOf(superseded), deliveries: superseded.deliveries + 1 })]);
+    // Before: the whole batch failed, so the worker was told a committed Complete had not been written.
+    expect(outcomes.map((e) => e?.message ?? null)).toEqual([null, 'postgres went away']);
+    expect(await runById(written.id)).toMatchObject({ status: 'completed' });
+    expect(await runById(superseded.id)).toMatchObject({ status: 'fired' });
   });
 });
 
