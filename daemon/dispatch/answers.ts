@@ -33,7 +33,8 @@ import {
   SELECT_RETRY_POLICY,
   SHARDS_OF_RUNS,
 } from '../db/queries/dispatch.js';
-import { TimelaneError, failedPrecondition, notFound } from '../errors.js';
+import { TimelaneError, failedPrecondition, notFound, unavailable } from '../errors.js';
+import type { Logger } from '../log.js';
 import { backoffMs } from './backoff.js';
 import { CompleteBatcher, WRITE_AGAIN } from './complete-batcher.js';
 import { PAUSE_ON_FAILURE, WITHDRAW_OCCURRENCES } from '../db/queries/recurring.js';
@@ -91,8 +92,20 @@ export class Answers {
     private readonly steps: StepTransitions = new StepTransitions(router),
     /** COMPLETE_RUNS' connections: the engine's complete pool (keyedOnly), else the answer pool. */
     private readonly completeDb: Db = db,
+    log?: Logger,
   ) {
-    this.completes = new CompleteBatcher((items) => this.completeBatch(items));
+    this.completes = new CompleteBatcher((items) => this.completeBatch(items), undefined, {
+      giveUpAfterMs: LOCKED_GIVE_UP_MS,
+      giveUp: (d, waitedMs) =>
+        unavailable(`run ${d.runId}: its row has been held by another transaction for ${Math.round(waitedMs)} ms (or the daemon is stopping); send the Complete again`),
+      warn: (waiting, longestMs) =>
+        log?.warn({ waiting, longestMs: Math.round(longestMs) }, 'Completes skipped: their runs\' rows are held by another transaction; written again every 100 ms'),
+    });
+  }
+
+  /** The daemon is stopping: Completes waiting for a row lock are answered UNAVAILABLE now (their workers send them again). */
+  close(): void {
+    this.completes.close();
   }
 
   /** Completes deliveries (batched with others); per delivery, null or the refusal. */
@@ -221,19 +234,22 @@ export class Answers {
     const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
     const done = new Set(rows.map((r) => key(r.id, r.fence, r.deliveries)));
     const unmatched = plain.filter((d) => !done.has(key(d.runId, d.fence, d.deliveries)));
-    // Skipped for a row lock (COMPLETE_RUNS does not wait for one): written again, not refused. If
-    // that cannot be told now, all are written again: the next COMPLETE_RUNS decides. Never an error
-    // for the whole batch: those it matched are committed, and must be acknowledged as such.
+    // Skipped for a row lock (COMPLETE_RUNS does not wait for one): written again, not refused. Never
+    // an error for the whole batch: those COMPLETE_RUNS matched are committed, and acknowledged so.
     const locked = new Set<string>();
+    let unknown: Error | null = null;
     if (unmatched.length > 0)
       await query<Matched>(this.db, COMPLETE_LOCKED, deliveryArrays(unmatched, true)).then(
         ({ rows }) => rows.forEach((r) => locked.add(key(r.id, r.fence, r.deliveries))),
-        () => unmatched.forEach((d) => locked.add(key(d.runId, d.fence, d.deliveries))),
+        (err: Error) => (unknown = err),
       );
     const rest = ds.filter((d) => !done.has(key(d.runId, d.fence, d.deliveries)) && !locked.has(key(d.runId, d.fence, d.deliveries)));
+    // Whether they are locked is unknown: they get that error, and are not taken for workflow steps.
+    const plainRest = new Set(unknown ? unmatched.map((d) => key(d.runId, d.fence, d.deliveries)) : []);
+    const stepRest = rest.filter((d) => !plainRest.has(key(d.runId, d.fence, d.deliveries)));
     let stepsFailed: Error | null = null;
-    if (rest.length > 0)
-      await this.completeSteps(rest, items).then(
+    if (stepRest.length > 0)
+      await this.completeSteps(stepRest, items).then(
         (steps) => steps.forEach((r) => done.add(key(r.id, r.fence, r.deliveries))),
         (err: Error) => (stepsFailed = err),
       );
@@ -242,6 +258,7 @@ export class Answers {
         const k = key(d.runId, d.fence, d.deliveries);
         if (done.has(k)) return null;
         if (locked.has(k)) return WRITE_AGAIN;
+        if (plainRest.has(k)) return unknown;
         return stepsFailed ?? refuse(this.db, d).catch((err: Error) => err);
       }),
     );
@@ -274,6 +291,13 @@ export class Answers {
     return ds.map((d) => ({ ...d, shard: d.shard ?? shardOf.get(d.runId) ?? -1 }));
   }
 }
+
+/**
+ * A Complete skipped for a row lock this long is answered UNAVAILABLE (its
+ * worker sends it again): the statement bound's default, which is how long
+ * it waited for the lock before the skip.
+ */
+const LOCKED_GIVE_UP_MS = 10_000;
 
 /** Retries of an answer statement when Postgres was unreachable, 50 then 100 ms apart. */
 const ANSWER_RETRIES = 2;

@@ -5,10 +5,13 @@
  * writing one batch → idle; a batch written for longer than SLOW_BATCH_MS (a
  * slow refusal) lets a second one start beside it, so one stuck batch never
  * holds back every Complete. Each caller still gets its own outcome: OK, or
- * the refusal for a superseded delivery. An item the write could not make
- * for now (WRITE_AGAIN: its row locked by another transaction) is written
- * again GATHER_MS later, then every LOCKED_RETRY_MS, waiting in a timer, not
- * in a batch: the others of its batch are answered meanwhile.
+ * the refusal for a superseded delivery. Items the write could not make
+ * for now (WRITE_AGAIN: their rows locked by another transaction) are
+ * written again together GATHER_MS later, then every LOCKED_RETRY_MS,
+ * waiting in one timer per batch, not in a batch: the others of their batch
+ * are answered meanwhile. An item that has waited WriteAgainPolicy.giveUpAfterMs,
+ * or any once the batcher is closed (the daemon stopping), gets the policy's
+ * error instead (UNAVAILABLE: its worker sends the Complete again).
  */
 // One batch at a time while batches are quick: Completes that arrive while it
 // is written join the next, so batches grow with the load instead of splitting
@@ -38,7 +41,21 @@ interface Waiter<T> {
   reject: (err: unknown) => void;
   /** Times the write answered WRITE_AGAIN for it. */
   tries: number;
+  /** When the write first answered WRITE_AGAIN for it. */
+  againSince?: number;
 }
+
+/** What becomes of items written again for long (WRITE_AGAIN). */
+export interface WriteAgainPolicy<T> {
+  /** After this long written again, an item gets giveUp's error. */
+  giveUpAfterMs: number;
+  giveUp: (item: T, waitedMs: number) => Error;
+  /** Told at most every WARN_EVERY_MS while items are written again: how many wait, the longest wait. */
+  warn?: (waiting: number, longestMs: number) => void;
+}
+
+/** The warning about items written again comes at most this often. */
+const WARN_EVERY_MS = 10_000;
 
 /** Writes one batch; per item, null (done), the error that item gets, or WRITE_AGAIN. */
 export type WriteBatch<T> = (items: readonly T[]) => Promise<(Error | null | typeof WRITE_AGAIN)[]>;
@@ -49,12 +66,15 @@ export class CompleteBatcher<T> {
   private readonly writing = new Set<{ startedAt: number }>();
   private scheduled = false;
   private slowCheck: NodeJS.Timeout | undefined;
-  /** Items waiting LOCKED_RETRY_MS before they are written again. */
-  private readonly waitingAgain = new Set<NodeJS.Timeout>();
+  /** Items waiting before they are written again, one timer per batch they came from. */
+  private readonly waitingAgain = new Set<{ timer: NodeJS.Timeout; waiters: Waiter<T>[] }>();
+  private closed = false;
+  private warnedAt = -Infinity;
 
   constructor(
     private readonly write: WriteBatch<T>,
     private readonly now: () => number = () => performance.now(),
+    private readonly again: WriteAgainPolicy<T> = { giveUpAfterMs: Infinity, giveUp: () => new Error('not written') },
   ) {}
 
   /** One outcome per item, in order; resolves when all are written. */
@@ -73,7 +93,19 @@ export class CompleteBatcher<T> {
 
   /** Items waiting to be written again (their rows were locked). */
   get waitingToWriteAgain(): number {
-    return this.waitingAgain.size;
+    let n = 0;
+    for (const w of this.waitingAgain) n += w.waiters.length;
+    return n;
+  }
+
+  /** The daemon is stopping: items waiting to be written again, and any later, get the policy's error now. */
+  close(): void {
+    this.closed = true;
+    for (const w of this.waitingAgain) {
+      clearTimeout(w.timer);
+      for (const waiter of w.waiters) waiter.reject(this.again.giveUp(waiter.item, this.now() - (waiter.againSince ?? this.now())));
+    }
+    this.waitingAgain.clear();
   }
 
   private enqueue(w: Waiter<T>): void {
@@ -90,23 +122,44 @@ export class CompleteBatcher<T> {
   }
 
   /**
-   * The first time after GATHER_MS (a lock held for a moment: a heartbeat's),
-   * then every LOCKED_RETRY_MS. Into the next batch that starts: not written
-   * alone at once, as what waits for a batch is when that batch ends.
+   * The items of one batch the write answered WRITE_AGAIN for: the first
+   * time after GATHER_MS (a lock held for a moment: a heartbeat's), then
+   * every LOCKED_RETRY_MS; together (copies of one delivery stay in one
+   * batch, and share its outcome), with whatever else is queued then.
    */
-  private writeAgain(w: Waiter<T>): void {
-    w.tries += 1;
-    const timer = setTimeout(
-      () => {
-        this.waitingAgain.delete(timer);
-        this.queue.push(w);
+  private writeAgain(ws: readonly Waiter<T>[]): void {
+    const now = this.now();
+    const first: Waiter<T>[] = [];
+    const later: Waiter<T>[] = [];
+    let longest = 0;
+    for (const w of ws) {
+      w.againSince ??= now;
+      const waited = now - w.againSince;
+      if (this.closed || waited >= this.again.giveUpAfterMs) w.reject(this.again.giveUp(w.item, waited));
+      else (w.tries++ === 0 ? first : later).push(w);
+      longest = Math.max(longest, waited);
+    }
+    this.requeueAfter(first, GATHER_MS);
+    this.requeueAfter(later, LOCKED_RETRY_MS);
+    if (later.length > 0 && now - this.warnedAt >= WARN_EVERY_MS) {
+      this.warnedAt = now;
+      this.again.warn?.(this.waitingToWriteAgain, longest);
+    }
+  }
+
+  private requeueAfter(waiters: Waiter<T>[], ms: number): void {
+    if (waiters.length === 0) return;
+    const entry = {
+      timer: setTimeout(() => {
+        this.waitingAgain.delete(entry);
+        this.queue.push(...waiters);
         this.flush();
-      },
-      w.tries === 1 ? GATHER_MS : LOCKED_RETRY_MS,
-    );
-    // A daemon stopping does not wait for a lock someone else holds: the worker resends its answer elsewhere.
-    timer.unref();
-    this.waitingAgain.add(timer);
+      }, ms),
+      waiters,
+    };
+    // Never what keeps a process alive: close() settles them at a stop.
+    entry.timer.unref();
+    this.waitingAgain.add(entry);
   }
 
   private flush(): void {
@@ -116,8 +169,11 @@ export class CompleteBatcher<T> {
       this.writing.add(started);
       this.write(batch.map((w) => w.item))
         .then(
-          (outcomes) =>
-            outcomes.forEach((out, i) => (out === WRITE_AGAIN ? this.writeAgain(batch[i]) : out ? batch[i].reject(out) : batch[i].resolve())),
+          (outcomes) => {
+            const again: Waiter<T>[] = [];
+            outcomes.forEach((out, i) => (out === WRITE_AGAIN ? again.push(batch[i]) : out ? batch[i].reject(out) : batch[i].resolve()));
+            if (again.length > 0) this.writeAgain(again);
+          },
           (err: unknown) => batch.forEach((w) => w.reject(err)),
         )
         .finally(() => {

@@ -210,7 +210,7 @@ export class FireEngine {
       deliveryGate(this.queueLimits, opts.permits, log),
     );
     // 6. Answers (and retries, routed inside their transaction).
-    this.answers = new Answers(pools.answer, this.router, new StepTransitions(this.router), pools.complete);
+    this.answers = new Answers(pools.answer, this.router, new StepTransitions(this.router), pools.complete, opts.log);
     // 0. Recurring jobs: occurrences due within the window become runs (offered to 2 by the router).
     this.materialiser = new Materialiser({
       db: pools.window,
@@ -305,6 +305,8 @@ export class FireEngine {
     await this.answers
       .expire(parked.map((r) => ({ runId: r.id, shard: r.shard, fence: r.fence, deliveries: r.deliveries, sentAtMs: null })))
       .catch((err: unknown) => this.opts.log.warn({ err: String(err), runs: parked.length }, 'could not hand back runs parked for credit'));
+    // Completes waiting for a row lock: UNAVAILABLE now (their workers send them again), not a stop held up by someone else's lock.
+    this.answers.close();
   }
 
   /** After drain() and after the shards were released. */

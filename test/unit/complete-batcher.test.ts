@@ -39,6 +39,14 @@ const until = async (cond: () => boolean, ms = 2_000): Promise<void> => {
   }
 };
 
+/** Moves the fake time on until `p` settles. */
+async function settling<T>(p: Promise<T>): Promise<T> {
+  let done = false;
+  void p.finally(() => (done = true)).catch(() => undefined);
+  await until(() => done);
+  return p;
+}
+
 describe('CompleteBatcher', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
@@ -102,7 +110,7 @@ describe('CompleteBatcher', () => {
     expect(writes[1].at - writes[0].at).toBe(5);
     await until(() => writes.length === 3);
     expect(writes[2].at - writes[1].at).toBe(100); // then every 100 ms
-    expect(batcher.inFlight).toBe(0); // waiting in a timer, not in a batch being written
+    expect(batcher.waitingToWriteAgain).toBe(1); // waiting in a timer, not in a batch being written
     const four = batcher.complete(4); // a later Complete is not held back by it
     await until(() => writes.some((w) => w.items.includes(4)));
     await four;
@@ -111,6 +119,34 @@ describe('CompleteBatcher', () => {
     await until(() => twoDone);
     expect(writes.at(-1)!.items).toEqual([2]);
     expect(batcher.waitingToWriteAgain).toBe(0);
+  });
+
+  it('items of one batch written again stay together; past the policy\'s limit, or once closed, they get its error', async () => {
+    const writes: { items: readonly number[]; at: number }[] = [];
+    const warnings: number[] = [];
+    const batcher = new CompleteBatcher<number>(
+      async (items) => {
+        writes.push({ items, at: Date.now() });
+        return items.map(() => WRITE_AGAIN);
+      },
+      () => Date.now(),
+      { giveUpAfterMs: 1_000, giveUp: (i, waited) => new Error(`gave up on ${i} after ${waited} ms`), warn: (n) => warnings.push(n) },
+    );
+    const t0 = Date.now();
+    const outcomes = batcher.completeAll([7, 7, 8]); // 7 twice: one delivery's Complete and its resend
+    await until(() => writes.length === 3);
+    // Written again together, whatever else: two copies of one delivery share one statement's outcome.
+    expect(writes.map((w) => w.items)).toEqual([[7, 7, 8], [7, 7, 8], [7, 7, 8]]);
+    expect(warnings).toEqual([3]); // when they first wait 100 ms; not on every try
+    expect(await settling(outcomes)).toEqual([7, 7, 8].map((i) => new Error(`gave up on ${i} after ${1_000 + 5} ms`)));
+    expect(Date.now() - t0).toBeLessThan(1_200);
+    expect(warnings).toEqual([3]);
+
+    const waiting = batcher.completeAll([9]);
+    await until(() => batcher.waitingToWriteAgain === 1);
+    batcher.close(); // the daemon stopping: answered now, not after the lock
+    expect((await waiting)[0]?.message).toMatch(/gave up on 9/);
+    expect((await settling(batcher.completeAll([10])))[0]?.message).toBe('gave up on 10 after 0 ms');
   });
 
   it('a Complete that finds the batcher idle waits 5 ms for others: five arriving a millisecond apart make one batch', async () => {

@@ -215,6 +215,9 @@ const RECORD_ANSWERED = (sentAt: string): string =>
   lag_ms = coalesce(r.lag_ms, ${sentAt}::int8 - extract(epoch FROM r.due_at) * 1000,
     greatest(0, (extract(epoch FROM r.claimed_at) - extract(epoch FROM r.due_at)) * 1000))`;
 
+/** What COMPLETE_RUNS completes: the current delivery of a run that is not a workflow step's. */
+const COMPLETABLE = `${IS_CURRENT_DELIVERY} AND r.origin IS DISTINCT FROM 'workflow'`;
+
 /**
  * completeRuns — fired → completed, and each one-shot job → completed (a
  * recurring job lives on), for a
@@ -226,9 +229,6 @@ const RECORD_ANSWERED = (sentAt: string): string =>
  * another transaction holds is skipped, not waited for (deliveryBatch's
  * skipLocked): COMPLETE_LOCKED tells it from a superseded delivery.
  */
-/** What COMPLETE_RUNS completes: the current delivery of a run that is not a workflow step's. */
-const COMPLETABLE = `${IS_CURRENT_DELIVERY} AND r.origin IS DISTINCT FROM 'workflow'`;
-
 export const COMPLETE_RUNS = `
 WITH ${deliveryBatch(COMPLETABLE, undefined, true)},
 run_out AS (
@@ -318,9 +318,11 @@ RETURNING (extract(epoch FROM r.lease_expires_at) * 1000)::int8 AS lease_expires
  * expireDeliveries — a worker stream closed: let its unanswered deliveries be
  * redelivered now rather than after their lease, and record their hand-off.
  * $1 run ids, $2 fences, $3 deliveries, $4 shards int[], $5 hand-off times int8[].
+ * A run whose row another transaction holds is skipped, not waited for: its
+ * lease runs out as it would have.
  */
 export const EXPIRE_DELIVERIES = `
-WITH ${deliveryBatch(IS_CURRENT_DELIVERY)}
+WITH ${deliveryBatch(IS_CURRENT_DELIVERY, undefined, true)}
 UPDATE runs r SET lease_expires_at = CASE WHEN r.lease_expires_at IS NULL THEN NULL ELSE now() END, ${RECORD_FIRED('d.sent_at')}
 FROM hit d WHERE ${IS_HIT}`;
 
@@ -328,9 +330,13 @@ FROM hit d WHERE ${IS_HIT}`;
  * recordHandOffs — deliveries handed to a worker stream over a second ago and
  * not answered yet: write their `fired_at` (first hand-off time wins).
  * $1 run ids, $2 fences, $3 deliveries, $4 shards int[], $5 hand-off times int8[].
+ * A run whose row another transaction holds is skipped, not waited for:
+ * waiting, this statement held the locks it had taken on the batch's other
+ * runs, and their Completes (which skip locked rows) waited with it. The
+ * skipped run's answer writes the hand-off time instead.
  */
 export const RECORD_HAND_OFFS = `
-WITH ${deliveryBatch('r.fence = d.fence AND r.deliveries = d.deliveries AND r.fired_at IS NULL')}
+WITH ${deliveryBatch('r.fence = d.fence AND r.deliveries = d.deliveries AND r.fired_at IS NULL', undefined, true)}
 UPDATE runs r SET ${RECORD_FIRED('d.sent_at')}
 FROM hit d WHERE ${IS_HIT}`;
 
