@@ -28,6 +28,7 @@ import {
   DESCRIBE_DELIVERY,
   EXPIRE_DELIVERIES,
   FAIL_RUN,
+  HAND_OFFS_LOCKED,
   HEARTBEAT_RUN,
   RECORD_HAND_OFFS,
   SELECT_RETRY_POLICY,
@@ -195,7 +196,13 @@ export class Answers {
     const all = [...ds, ...this.unwrittenHandOffs.splice(0)];
     if (all.length === 0) return;
     try {
-      await query(this.db, RECORD_HAND_OFFS, deliveryArrays(all));
+      const { rows } = await query<{ id: number }>(this.db, RECORD_HAND_OFFS, deliveryArrays(all));
+      if (rows.length === all.length) return;
+      // Not written: answered meanwhile, or skipped for a row lock (kept for the next pass).
+      const written = new Set(rows.map((r) => r.id));
+      const rest = all.filter((d) => !written.has(d.runId));
+      const locked = new Set((await query<{ id: number }>(this.db, HAND_OFFS_LOCKED, deliveryArrays(rest))).rows.map((r) => r.id));
+      this.keepHandOffs(rest.filter((d) => locked.has(d.runId)));
     } catch (err) {
       this.keepHandOffs(all);
       throw err;
@@ -236,30 +243,34 @@ export class Answers {
     const unmatched = plain.filter((d) => !done.has(key(d.runId, d.fence, d.deliveries)));
     // Skipped for a row lock (COMPLETE_RUNS does not wait for one): written again, not refused. Never
     // an error for the whole batch: those COMPLETE_RUNS matched are committed, and acknowledged so.
-    const locked = new Set<string>();
-    let unknown: Error | null = null;
-    if (unmatched.length > 0)
-      await query<Matched>(this.db, COMPLETE_LOCKED, deliveryArrays(unmatched, true)).then(
-        ({ rows }) => rows.forEach((r) => locked.add(key(r.id, r.fence, r.deliveries))),
-        (err: Error) => (unknown = err),
-      );
-    const rest = ds.filter((d) => !done.has(key(d.runId, d.fence, d.deliveries)) && !locked.has(key(d.runId, d.fence, d.deliveries)));
-    // Whether they are locked is unknown: they get that error, and are not taken for workflow steps.
-    const plainRest = new Set(unknown ? unmatched.map((d) => key(d.runId, d.fence, d.deliveries)) : []);
-    const stepRest = rest.filter((d) => !plainRest.has(key(d.runId, d.fence, d.deliveries)));
-    let stepsFailed: Error | null = null;
-    if (stepRest.length > 0)
-      await this.completeSteps(stepRest, items).then(
-        (steps) => steps.forEach((r) => done.add(key(r.id, r.fence, r.deliveries))),
-        (err: Error) => (stepsFailed = err),
-      );
+    const lockCheck =
+      unmatched.length === 0
+        ? { rows: [] as Matched[], err: null }
+        : await query<Matched>(this.db, COMPLETE_LOCKED, deliveryArrays(unmatched, true)).then(
+            ({ rows }) => ({ rows, err: null }),
+            (err: Error) => ({ rows: [] as Matched[], err }),
+          );
+    const locked = new Set(lockCheck.rows.map((r) => key(r.id, r.fence, r.deliveries)));
+    // If the check failed, whether they are locked is unknown: they get its error, and are not taken for workflow steps.
+    const unjudged = new Set(lockCheck.err ? unmatched.map((d) => key(d.runId, d.fence, d.deliveries)) : []);
+    const stepRest = ds.filter((d) => {
+      const k = key(d.runId, d.fence, d.deliveries);
+      return !done.has(k) && !locked.has(k) && !unjudged.has(k);
+    });
+    const steps =
+      stepRest.length === 0
+        ? { err: null }
+        : await this.completeSteps(stepRest, items).then(
+            (rows) => (rows.forEach((r) => done.add(key(r.id, r.fence, r.deliveries))), { err: null }),
+            (err: Error) => ({ err }),
+          );
     return Promise.all(
       ds.map((d) => {
         const k = key(d.runId, d.fence, d.deliveries);
         if (done.has(k)) return null;
         if (locked.has(k)) return WRITE_AGAIN;
-        if (plainRest.has(k)) return unknown;
-        return stepsFailed ?? refuse(this.db, d).catch((err: Error) => err);
+        if (unjudged.has(k)) return lockCheck.err;
+        return steps.err ?? refuse(this.db, d).catch((err: Error) => err);
       }),
     );
   }
@@ -294,8 +305,10 @@ export class Answers {
 
 /**
  * A Complete skipped for a row lock this long is answered UNAVAILABLE (its
- * worker sends it again): the statement bound's default, which is how long
- * it waited for the lock before the skip.
+ * worker sends it again). As long as the default statement bound
+ * (--database-statement-timeout-ms), which is how long it could wait for the
+ * lock before the skip; fixed, so a bound of 0 (unbounded) does not make it
+ * wait for ever.
  */
 const LOCKED_GIVE_UP_MS = 10_000;
 

@@ -50,12 +50,13 @@ export interface WriteAgainPolicy<T> {
   /** After this long written again, an item gets giveUp's error. */
   giveUpAfterMs: number;
   giveUp: (item: T, waitedMs: number) => Error;
-  /** Told at most every WARN_EVERY_MS while items are written again: how many wait, the longest wait. */
+  /** Told at most every WARN_EVERY_MS while an item has been written again for WARN_AFTER_MS: how many wait, the longest wait. */
   warn?: (waiting: number, longestMs: number) => void;
 }
 
-/** The warning about items written again comes at most this often. */
+/** The warning about items written again comes at most this often, and only once one has waited this long. */
 const WARN_EVERY_MS = 10_000;
+const WARN_AFTER_MS = 1_000;
 
 /** Writes one batch; per item, null (done), the error that item gets, or WRITE_AGAIN. */
 export type WriteBatch<T> = (items: readonly T[]) => Promise<(Error | null | typeof WRITE_AGAIN)[]>;
@@ -141,7 +142,8 @@ export class CompleteBatcher<T> {
     }
     this.requeueAfter(first, GATHER_MS);
     this.requeueAfter(later, LOCKED_RETRY_MS);
-    if (later.length > 0 && now - this.warnedAt >= WARN_EVERY_MS) {
+    // Not for a lock held a few ms (a heartbeat's, the hand-off record's): only one held for long.
+    if (later.length > 0 && longest >= WARN_AFTER_MS && now - this.warnedAt >= WARN_EVERY_MS) {
       this.warnedAt = now;
       this.again.warn?.(this.waitingToWriteAgain, longest);
     }

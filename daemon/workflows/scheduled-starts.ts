@@ -92,13 +92,16 @@ export class ScheduledStarts {
 
   private async handle(run: FiredRunRow, sentAtMs: number): Promise<void> {
     const d = { runId: run.id, shard: run.shard, fence: run.fence, deliveries: run.deliveries, sentAtMs };
+    let started: { id: string };
+    let name: string;
     try {
       const p = JSON.parse(run.payload.toString('utf8')) as ScheduledStartPayload;
       // The start acts in its job's namespace: a payload naming another one is refused, never obeyed.
       const namespace = run.job_namespace;
       if (p.namespace !== namespace) throw invalidArgument('payload.namespace', `a start of namespace "${namespace}" cannot start workflows of "${p.namespace}"`);
       const id = workflowRunIdOf(run.idempotency_key);
-      const started = await this.deps.workflows.start({
+      name = p.name;
+      started = await this.deps.workflows.start({
         id,
         namespace,
         definition: { name: p.name, version: p.version },
@@ -106,10 +109,6 @@ export class ScheduledStarts {
         startAtMs: run.due_at_ms,
         maxInFlight: p.maxInFlight,
       });
-      this.deps.hub.settle(SINK_ID, run.id, run);
-      const [err] = await this.deps.answers.complete([d]);
-      if (err) throw err;
-      this.deps.log.info({ jobId: run.job_id, workflowRunId: started.id, workflow: p.name }, 'scheduled workflow run started');
     } catch (err) {
       this.deps.hub.settle(SINK_ID, run.id, run);
       // A missing definition or a bad payload will not get better: dead (pauses a schedule with pauseOnFailure).
@@ -117,6 +116,14 @@ export class ScheduledStarts {
       const message = `could not start the scheduled workflow run: ${err instanceof Error ? err.message : String(err)}`;
       this.deps.log.warn({ jobId: run.job_id, runId: run.id, err: message }, 'scheduled workflow start failed');
       await this.deps.answers.fail(d, retryable, message).catch((e: unknown) => this.deps.log.warn({ err: String(e), runId: run.id }, 'could not record a failed scheduled start'));
+      return;
     }
+    this.deps.hub.settle(SINK_ID, run.id, run);
+    // The workflow run is started: a Complete not written (Postgres away, the row locked for long, the
+    // delivery superseded) is not a failed start. The lease hands the run out again, and the start,
+    // idempotent, finds its workflow run made.
+    const [err] = await this.deps.answers.complete([d]);
+    if (err) this.deps.log.warn({ jobId: run.job_id, runId: run.id, workflowRunId: started.id, err: err.message }, 'scheduled workflow run started; its Complete was not written');
+    else this.deps.log.info({ jobId: run.job_id, workflowRunId: started.id, workflow: name }, 'scheduled workflow run started');
   }
 }

@@ -88,8 +88,12 @@ it("a locked run's Complete does not hold back the Completes written with it, an
   locker = await db.pool.connect();
   locker.on('error', () => undefined);
   await locker.query('BEGIN');
-  const { rows } = await locker.query<{ status: string }>('SELECT status FROM timelane.runs WHERE id = $1 FOR UPDATE', [locked]);
-  expect(rows).toEqual([{ status: 'fired' }]);
+  const { rows } = await locker.query<{ status: string; recorded: boolean }>(
+    'SELECT status, fired_at IS NOT NULL AS recorded FROM timelane.runs WHERE id = $1 FOR UPDATE',
+    [locked],
+  );
+  // Locked before its hand-off time was recorded: the record must meet the lock.
+  expect(rows).toEqual([{ status: 'fired', recorded: false }]);
 
   // Handed out over a second ago and not answered: the daemon records their hand-off times (every 500 ms).
   const handOffsRecorded = await waitUntil(async () => (await unrecorded(others)) === 0, WRITTEN_WITHIN_MS + 1_000);
@@ -100,6 +104,7 @@ it("a locked run's Complete does not hold back the Completes written with it, an
 
   await locker.query('COMMIT');
   const lockedWritten = await waitUntil(async () => (await statuses([locked])).get(locked) === 'completed', 5_000);
+  expect(await unrecorded([locked])).toBe(0); // its hand-off time written once the lock went
   const allAcked = await waitUntil(() => ids.every((id) => acked(id).length > 0), 5_000);
 
   expect({ handOffsRecorded, othersWritten }).toEqual({ handOffsRecorded: true, othersWritten: true });

@@ -26,7 +26,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { withClient } from '../../daemon/db/pool.js';
-import { CLAIM_RUNS, COMPLETE_LOCKED, COMPLETE_RUNS, EXPIRE_DELIVERIES, HELD_BACK, RECORD_HAND_OFFS } from '../../daemon/db/queries/dispatch.js';
+import { CLAIM_RUNS, COMPLETE_LOCKED, COMPLETE_RUNS, EXPIRE_DELIVERIES, HAND_OFFS_LOCKED, HELD_BACK, RECORD_HAND_OFFS } from '../../daemon/db/queries/dispatch.js';
 import { OVERLAP_BLOCKED, SELECT_DUE_RECURRING } from '../../daemon/db/queries/recurring.js';
 import { SCHEDULED_STATUS } from '../../daemon/db/queries/window.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -188,8 +188,11 @@ describe('batch statements cost their batch', () => {
       expect(v.scans.every((s) => s === 'Index Scan runs_pkey'), v.scans.join(', ')).toBe(true);
     });
 
-    it('COMPLETE_LOCKED of 2,000 deliveries reads each run once, by primary key', async () => {
-      const plan = await analyze(COMPLETE_LOCKED, deliveries());
+    it.each([
+      ['COMPLETE_LOCKED', COMPLETE_LOCKED],
+      ['HAND_OFFS_LOCKED', HAND_OFFS_LOCKED],
+    ])('%s of 2,000 deliveries reads each run once, by primary key', async (_name, sql) => {
+      const plan = await analyze(sql, deliveries());
       const v = visited(plan, 'runs');
       expect(v.rows, v.scans.join(', ')).toBeLessThanOrEqual(BATCH);
       expect(v.scans.every((s) => s === 'Index Scan runs_pkey'), v.scans.join(', ')).toBe(true);

@@ -163,6 +163,7 @@ const HOT: Record<string, string> = {
   HEARTBEAT_RUN: 'answers: Heartbeat, and a run parked for credit restarting its lease as it is handed out',
   EXPIRE_DELIVERIES: "answers: a closed stream's unanswered deliveries",
   RECORD_HAND_OFFS: 'hand-off times of deliveries not answered within a second',
+  HAND_OFFS_LOCKED: 'hand-off times RECORD_HAND_OFFS did not write: which were skipped for a row lock',
   DESCRIBE_DELIVERY: 'answers: why a delivery was refused',
   LOAD_WINDOW_PAGE: 'window load, repair scan and rebuild on acquisition — one paged statement',
   SCHEDULED_STATUS: 'claim misses: which popped runs are still scheduled',

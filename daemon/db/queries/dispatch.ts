@@ -318,27 +318,41 @@ RETURNING (extract(epoch FROM r.lease_expires_at) * 1000)::int8 AS lease_expires
  * expireDeliveries — a worker stream closed: let its unanswered deliveries be
  * redelivered now rather than after their lease, and record their hand-off.
  * $1 run ids, $2 fences, $3 deliveries, $4 shards int[], $5 hand-off times int8[].
- * A run whose row another transaction holds is skipped, not waited for: its
- * lease runs out as it would have.
+ * Waits for a row another transaction holds (not on the fire path; an
+ * at-most-once step's hand-off, written here, is what its expiry counts from).
  */
 export const EXPIRE_DELIVERIES = `
-WITH ${deliveryBatch(IS_CURRENT_DELIVERY, undefined, true)}
+WITH ${deliveryBatch(IS_CURRENT_DELIVERY)}
 UPDATE runs r SET lease_expires_at = CASE WHEN r.lease_expires_at IS NULL THEN NULL ELSE now() END, ${RECORD_FIRED('d.sent_at')}
 FROM hit d WHERE ${IS_HIT}`;
+
+/** A delivery whose hand-off time is not recorded yet. */
+const HAND_OFF_UNRECORDED = 'r.fence = d.fence AND r.deliveries = d.deliveries AND r.fired_at IS NULL';
 
 /**
  * recordHandOffs — deliveries handed to a worker stream over a second ago and
  * not answered yet: write their `fired_at` (first hand-off time wins).
  * $1 run ids, $2 fences, $3 deliveries, $4 shards int[], $5 hand-off times int8[].
- * A run whose row another transaction holds is skipped, not waited for:
- * waiting, this statement held the locks it had taken on the batch's other
- * runs, and their Completes (which skip locked rows) waited with it. The
- * skipped run's answer writes the hand-off time instead.
+ * Returns the runs written. A run whose row another transaction holds is
+ * skipped, not waited for: waiting, this statement held the locks it had
+ * taken on the batch's other runs, and their Completes (which skip locked
+ * rows) waited with it. HAND_OFFS_LOCKED finds the skipped ones, kept for the
+ * next pass.
  */
 export const RECORD_HAND_OFFS = `
-WITH ${deliveryBatch('r.fence = d.fence AND r.deliveries = d.deliveries AND r.fired_at IS NULL', undefined, true)}
+WITH ${deliveryBatch(HAND_OFF_UNRECORDED, undefined, true)}
 UPDATE runs r SET ${RECORD_FIRED('d.sent_at')}
-FROM hit d WHERE ${IS_HIT}`;
+FROM hit d WHERE ${IS_HIT}
+RETURNING r.id`;
+
+/**
+ * handOffsLocked — of the deliveries RECORD_HAND_OFFS did not write, those
+ * still unrecorded in this statement's snapshot (which reads without
+ * waiting): skipped for a row lock. Not a transition. Same parameters.
+ */
+export const HAND_OFFS_LOCKED = `
+WITH ${batchRows()}
+SELECT d.id FROM d CROSS JOIN LATERAL (${runOf(HAND_OFF_UNRECORDED)}) found`;
 
 /** describeDelivery — why an answer was refused. $1 run id, $2 shard. */
 export const DESCRIBE_DELIVERY = `SELECT r.status, r.fence, r.deliveries FROM runs r WHERE r.id = $1 AND r.shard = $2`;
