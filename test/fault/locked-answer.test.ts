@@ -21,10 +21,9 @@
  * last is written), and no run is delivered twice.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type pg from 'pg';
 import type { AckInfo, TimelaneClient } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, holdRunRow, type HeldRow, type TestDatabase } from '../helpers/db.js';
 import { closeClient, collectRuns, openClient, sleep, startDaemon, stopDaemon, waitForOwnedShards, waitUntil, type RecordingWorker } from '../helpers/e2e.js';
 
 const SHARDS = 4;
@@ -39,7 +38,7 @@ let db: TestDatabase;
 let daemon: DaemonProcess | undefined;
 let client: TimelaneClient;
 let worker: RecordingWorker | undefined;
-let locker: pg.PoolClient | undefined;
+let locker: HeldRow<{ status: string; recorded: boolean }> | undefined;
 const acks: AckInfo[] = [];
 let openGate: () => void = () => undefined;
 const gate = new Promise<void>((resolve) => (openGate = resolve));
@@ -55,8 +54,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   openGate();
-  await locker?.query('ROLLBACK').catch(() => undefined);
-  locker?.release();
+  await locker?.end();
   await worker?.close();
   closeClient(client);
   await stopDaemon(daemon);
@@ -85,15 +83,9 @@ it("a locked run's Complete does not hold back the Completes written with it, an
   const recorder = worker!.recorder;
   expect(await recorder.waitForAll(ids, 10_000)).toBe(true);
 
-  locker = await db.pool.connect();
-  locker.on('error', () => undefined);
-  await locker.query('BEGIN');
-  const { rows } = await locker.query<{ status: string; recorded: boolean }>(
-    'SELECT status, fired_at IS NOT NULL AS recorded FROM timelane.runs WHERE id = $1 FOR UPDATE',
-    [locked],
-  );
+  locker = await holdRunRow(db.pool, locked, 'status, fired_at IS NOT NULL AS recorded');
   // Locked before its hand-off time was recorded: the record must meet the lock.
-  expect(rows).toEqual([{ status: 'fired', recorded: false }]);
+  expect(locker.row).toEqual({ status: 'fired', recorded: false });
 
   // Handed out over a second ago and not answered: the daemon records their hand-off times (every 500 ms).
   const handOffsRecorded = await waitUntil(async () => (await unrecorded(others)) === 0, WRITTEN_WITHIN_MS + 1_000);
@@ -102,7 +94,7 @@ it("a locked run's Complete does not hold back the Completes written with it, an
   await sleep(HOLD_MS);
   const lockedWhileHeld = { status: (await statuses([locked])).get(locked), acks: acked(locked) };
 
-  await locker.query('COMMIT');
+  await locker.commit();
   const lockedWritten = await waitUntil(async () => (await statuses([locked])).get(locked) === 'completed', 5_000);
   expect(await unrecorded([locked])).toBe(0); // its hand-off time written once the lock went
   const allAcked = await waitUntil(() => ids.every((id) => acked(id).length > 0), 5_000);

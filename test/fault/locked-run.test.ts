@@ -12,10 +12,9 @@
  * Every run fires exactly once.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type pg from 'pg';
 import type { TimelaneClient } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, holdRunRow, type HeldRow, type TestDatabase } from '../helpers/db.js';
 import { closeClient, collectRuns, freePort, metricValue, openClient, sleep, startDaemon, stopDaemon, waitForOwnedShards, type RecordingWorker } from '../helpers/e2e.js';
 
 const SHARDS = 4;
@@ -32,7 +31,7 @@ let db: TestDatabase;
 let daemon: DaemonProcess | undefined;
 let client: TimelaneClient;
 let worker: RecordingWorker | undefined;
-let locker: pg.PoolClient | undefined;
+let locker: HeldRow<{ held: number }> | undefined;
 let metricsUrl = '';
 
 /** timelane_claim_misses_total: runs the claim did not return (the locked run, once per try). */
@@ -52,8 +51,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await locker?.query('ROLLBACK').catch(() => undefined);
-  locker?.release();
+  await locker?.end();
   await worker?.close();
   closeClient(client);
   await stopDaemon(daemon);
@@ -65,11 +63,8 @@ it('a locked run does not hold back the runs claimed with it, and fires once the
   const scheduled = await client.scheduleBatch(Array.from({ length: RUNS }, () => ({ queue: QUEUE, at: due })));
   const [locked, ...others] = scheduled.map((s) => s.run.id);
 
-  locker = await db.pool.connect();
-  locker.on('error', () => undefined);
-  await locker.query('BEGIN');
-  const { rowCount } = await locker.query('SELECT 1 FROM timelane.runs WHERE id = $1 FOR UPDATE', [locked]);
-  expect(rowCount).toBe(1);
+  locker = await holdRunRow(db.pool, locked);
+  expect(locker.row).toEqual({ held: 1 });
   expect(Date.now()).toBeLessThan(due); // locked before it came due
 
   const recorder = worker!.recorder;
@@ -81,7 +76,7 @@ it('a locked run does not hold back the runs claimed with it, and fires once the
   const triesWhileHeld = (await claimMisses()) - missesBefore;
   const lockedFiredLater = recorder.has(locked);
 
-  await locker.query('COMMIT');
+  await locker.commit();
   const releasedAt = Date.now();
   const lockedFired = await recorder.waitForAll([locked], 5_000);
 

@@ -58,3 +58,34 @@ export async function createTestDatabase(shardCount = 8, adminUrl = ADMIN_URL): 
     },
   };
 }
+
+/** A run's row held by a transaction of its own (an operator's open psql session) until commit() or end(). */
+export interface HeldRow<R> {
+  /** The row as the lock read it (`columns` of the run). */
+  row: R | undefined;
+  /** Commits (the lock goes). */
+  commit(): Promise<void>;
+  /** Rolls back if still open, and gives the connection back: for afterAll. */
+  end(): Promise<void>;
+}
+
+/** Locks run `runId` FOR UPDATE in a transaction left open, reading `columns` of it. */
+export async function holdRunRow<R extends pg.QueryResultRow>(pool: pg.Pool, runId: string, columns = '1 AS held'): Promise<HeldRow<R>> {
+  const c = await pool.connect();
+  c.on('error', () => undefined);
+  await c.query('BEGIN');
+  const { rows } = await c.query<R>(`SELECT ${columns} FROM timelane.runs WHERE id = $1 FOR UPDATE`, [runId]);
+  let released = false;
+  return {
+    row: rows[0],
+    commit: async () => {
+      await c.query('COMMIT');
+    },
+    end: async () => {
+      if (released) return;
+      released = true;
+      await c.query('ROLLBACK').catch(() => undefined);
+      c.release();
+    },
+  };
+}

@@ -18,28 +18,15 @@ import { notFound, unavailable } from '../../daemon/errors.js';
 import type { Logger } from '../../daemon/log.js';
 import { ScheduledStarts, scheduledStartPayload, WORKFLOW_START_QUEUE } from '../../daemon/workflows/scheduled-starts.js';
 import type { WorkflowService } from '../../daemon/workflows/workflow-service.js';
+import { firedRunRow } from '../helpers/fired-run.js';
 
-const run: FiredRunRow = {
-  id: 41,
-  job_id: '00000000-0000-4000-8000-000000000041',
-  shard: 0,
+const run: FiredRunRow = firedRunRow(41, {
   queue: WORKFLOW_START_QUEUE,
-  priority: 0,
-  attempt: 1,
-  due_at_ms: 1_700_000_000_000,
-  claimed_at_ms: 1_700_000_000_001,
-  fence: 1,
-  deliveries: 1,
-  lease_expires_at_ms: 1_700_000_030_001,
   nominal_at_ms: 1_700_000_000_000,
   origin: 'schedule',
-  progress: null,
-  checkpoint: null,
   idempotency_key: 'job-41@1700000000000',
   payload: scheduledStartPayload({ namespace: 'default', name: 'nightly', version: 0, maxInFlight: 0 }),
-  job_namespace: 'default',
-  delivery: 'at_least_once',
-};
+});
 
 function harness(start: () => Promise<{ id: string }>, completeError: Error | null) {
   let sink: WorkerSink | undefined;
