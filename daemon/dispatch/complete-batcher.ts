@@ -2,7 +2,8 @@
  * Batches worker Completes: every Complete that arrives while a batch is being
  * written joins the next one, so Postgres sees one statement (one commit) per
  * batch instead of one per run. States: idle → gathering (until the oldest
- * queued item has waited GATHER_MS) → writing one batch → gathering or idle;
+ * queued item has waited GATHER_MS) → writing one batch, while the next
+ * gathers → idle once nothing is queued or written;
  * a batch written for longer than SLOW_BATCH_MS (a
  * slow refusal) lets a second one start beside it, so one stuck batch never
  * holds back every Complete. Each caller still gets its own outcome: OK, or
@@ -14,10 +15,12 @@
  * or any once the batcher is closed (the daemon stopping), gets the policy's
  * error instead (UNAVAILABLE: its worker sends the Complete again).
  *
- * Invariant: a batch starts only once its oldest item has waited GATHER_MS
- * (or the queue holds MAX_BATCH, or its items are written again): never
- * straight after the batch before it, which at 1,000 runs/s made batches of
- * 2 and ~400 statements a second.
+ * Invariant: a batch starts only once its oldest item has waited GATHER_MS,
+ * or the queue holds MAX_BATCH, or it is started for items written again
+ * (newer items then go with them): never straight after the batch before
+ * it, which at 1,000 runs/s made batches of 2 and ~400 statements a second.
+ * The gather timer only re-checks that rule, so one left armed for an item
+ * that has gone is harmless. The queue is oldest first.
  */
 // One batch at a time while batches are quick: Completes that arrive while it
 // is written join the next, so batches grow with the load instead of splitting
@@ -128,16 +131,18 @@ export class CompleteBatcher<T> {
    * queue is a full batch; else arms the gather timer for that moment.
    */
   private flushWhenGathered(): void {
-    if (this.queue.length === 0 || this.gatherTimer !== undefined) return;
+    if (this.queue.length === 0) return;
     const waited = this.now() - this.queue[0].queuedAt;
     if (waited >= GATHER_MS || this.queue.length >= MAX_BATCH) {
       this.flush();
       return;
     }
-    this.gatherTimer = setTimeout(() => {
-      this.gatherTimer = undefined;
-      this.flush();
-    }, GATHER_MS - waited);
+    // Armed for an item that has left early (with a slow batch's or a rewrite's) is harmless: the timer only re-checks.
+    if (this.gatherTimer === undefined)
+      this.gatherTimer = setTimeout(() => {
+        this.gatherTimer = undefined;
+        this.flushWhenGathered();
+      }, GATHER_MS - waited);
   }
 
   /**
@@ -172,7 +177,8 @@ export class CompleteBatcher<T> {
     const entry = {
       timer: setTimeout(() => {
         this.waitingAgain.delete(entry);
-        this.queue.push(...waiters);
+        // At the front: the queue stays oldest first (flushWhenGathered times it from queue[0]).
+        this.queue.unshift(...waiters);
         this.flush();
       }, ms),
       waiters,
@@ -198,6 +204,8 @@ export class CompleteBatcher<T> {
         )
         .finally(() => {
           this.writing.delete(started);
+          clearTimeout(this.slowCheck);
+          this.slowCheck = undefined;
           this.flushWhenGathered();
         });
     }
@@ -206,7 +214,7 @@ export class CompleteBatcher<T> {
       const [started] = this.writing;
       this.slowCheck = setTimeout(() => {
         this.slowCheck = undefined;
-        this.flush();
+        this.flushWhenGathered();
       }, Math.max(0, started.startedAt + SLOW_BATCH_MS - this.now()) + 1);
     }
   }

@@ -188,4 +188,40 @@ describe('CompleteBatcher', () => {
     for (const w of writes) expect(w.at - Math.min(...w.items)).toBeGreaterThanOrEqual(5);
     expect(writes.length).toBeLessThanOrEqual(8);
   });
+
+  it('whatever the write times and arrival gaps, no batch starts before its oldest item has waited 5 ms, and every item is written once', async () => {
+    // A fixed pseudo-random pattern: writes of 1-14 ms and now and then 60 ms (a slow batch: a second starts beside it),
+    // arrivals in bursts with gaps, so gather timers are armed while batches are written and left behind by them.
+    let seed = 7;
+    const rand = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const writes: { items: readonly number[]; at: number }[] = [];
+    const batcher = new CompleteBatcher<number>(
+      (items) => {
+        writes.push({ items, at: Date.now() });
+        const ms = rand(10) === 0 ? 60 : 1 + rand(14);
+        return new Promise((resolve) => setTimeout(() => resolve(items.map(() => null)), ms));
+      },
+      () => Date.now(),
+    );
+    const done: Promise<void>[] = [];
+    for (let k = 0; k < 400; k++) {
+      for (let n = rand(3); n > 0; n--) done.push(batcher.complete(Date.now()));
+      await vi.advanceTimersByTimeAsync(rand(8) === 0 ? 20 + rand(40) : rand(3));
+    }
+    await settling(Promise.all(done));
+    expect(writes.flatMap((w) => w.items)).toHaveLength(done.length);
+    const early = writes.filter((w) => w.at - Math.min(...w.items) < 5);
+    expect(early, JSON.stringify(early.slice(0, 3))).toEqual([]);
+  });
+
+  it('a queue holding a full batch (2,000) is written at once, without the 5 ms wait', async () => {
+    const { batcher, writes } = harness();
+    const t0 = Date.now();
+    const all = batcher.completeAll(Array.from({ length: 2000 }, (_, i) => i));
+    await until(() => writes.length === 1);
+    expect(writes[0].items).toHaveLength(2000);
+    expect(writes[0].at).toBe(t0);
+    writes[0].settle();
+    await settling(all);
+  });
 });
