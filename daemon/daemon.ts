@@ -58,6 +58,8 @@ import type { RunTracing } from './tracing/run-tracing.js';
 
 const SKEW_EVERY_MS = 5_000;
 const ANSWER_POOL_SIZE = 4;
+/** An answer's statement waits at most this long for a row lock (its worker sends it again); the daemon's own locks last milliseconds. */
+const ANSWER_LOCK_TIMEOUT_MS = 1_000;
 /** COMPLETE_RUNS only: one batch is written at a time (complete-batcher.ts), and one connection is spare. */
 const COMPLETE_POOL_SIZE = 2;
 const WINDOW_POOL_SIZE = 3;
@@ -122,7 +124,7 @@ export class Daemon {
     // first load or a repair scan after an outage sorts every overdue run; a materialiser pass
     // may write many occurrences), nor the API's (a large page, a backfill slice).
     const bounded = cfg.databaseStatementTimeoutMs > 0 ? cfg.databaseStatementTimeoutMs : undefined;
-    const pool = (size: number, o: { keepOpen?: boolean; keyedOnly?: boolean; statementTimeoutMs?: number } = {}): Db => {
+    const pool = (size: number, o: { keepOpen?: boolean; keyedOnly?: boolean; statementTimeoutMs?: number; lockTimeoutMs?: number } = {}): Db => {
       const p = createPool({ ...dbOpts, poolSize: size, ...o });
       this.pools.push(p);
       return p;
@@ -131,7 +133,9 @@ export class Daemon {
     this.leaseDb = pool(LEASE_POOL_SIZE, { statementTimeoutMs: bounded });
     const enginePools = {
       claim: pool(MAX_CLAIMS_IN_FLIGHT + 1, { keepOpen: true, keyedOnly: true, statementTimeoutMs: bounded }),
-      answer: pool(ANSWER_POOL_SIZE, { keepOpen: true, statementTimeoutMs: bounded }),
+      // Its lock waits are bounded too: four connections, and a row held by a transaction that does not
+      // end would keep one for the statement bound, and every other worker's Fail and Heartbeat behind it.
+      answer: pool(ANSWER_POOL_SIZE, { keepOpen: true, statementTimeoutMs: bounded, lockTimeoutMs: ANSWER_LOCK_TIMEOUT_MS }),
       complete: pool(COMPLETE_POOL_SIZE, { keepOpen: true, keyedOnly: true, statementTimeoutMs: bounded }),
       window: pool(WINDOW_POOL_SIZE),
     };

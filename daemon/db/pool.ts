@@ -35,6 +35,15 @@ export interface DbOptions {
    * cancelled again. @defaultValue unbounded
    */
   statementTimeoutMs?: number;
+  /**
+   * Bounds every wait of the pool's statements for a lock (lock_timeout):
+   * one past it fails UNAVAILABLE (isLockTimeout), and its connection is
+   * free again. For the answer pool, whose few connections a run's row held
+   * by a transaction that does not end (an operator's psql session) would
+   * otherwise keep for the whole statement bound, and every other worker's
+   * Fail and Heartbeat with them. @defaultValue unbounded
+   */
+  lockTimeoutMs?: number;
 }
 
 /** How much longer than statement_timeout the client waits for an answer before it drops the connection. */
@@ -78,6 +87,7 @@ export function clientConfig(opts: DbOptions): pg.ClientConfig {
     // firewall idle timeout could drop one silently (the OS default is 2 h).
     keepAliveInitialDelayMillis: 10_000,
     ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs, query_timeout: opts.statementTimeoutMs + READ_TIMEOUT_GRACE_MS } : {}),
+    ...(opts.lockTimeoutMs ? { lock_timeout: opts.lockTimeoutMs } : {}),
   };
 }
 

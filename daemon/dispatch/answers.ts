@@ -35,6 +35,7 @@ import {
   SHARDS_OF_RUNS,
 } from '../db/queries/dispatch.js';
 import { TimelaneError, failedPrecondition, notFound, unavailable } from '../errors.js';
+import { isLockTimeout } from '../db/storage-errors.js';
 import type { Logger } from '../log.js';
 import { backoffMs } from './backoff.js';
 import { CompleteBatcher, WRITE_AGAIN } from './complete-batcher.js';
@@ -331,7 +332,8 @@ async function retryIfUnavailable<T>(statement: () => Promise<T>): Promise<T> {
     try {
       return await statement();
     } catch (err) {
-      if (!(err instanceof TimelaneError && err.kind === 'unavailable') || attempt > ANSWER_RETRIES) throw err;
+      // A lock wait that ran out (the answer pool's lock bound) would only wait again: its worker sends the answer again later.
+      if (!(err instanceof TimelaneError && err.kind === 'unavailable') || isLockTimeout(err) || attempt > ANSWER_RETRIES) throw err;
       await new Promise((r) => setTimeout(r, ANSWER_RETRY_MS * attempt));
     }
   }

@@ -23,7 +23,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { AckInfo, TimelaneClient } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
-import { createTestDatabase, holdRunRow, type HeldRow, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, holdRunRow, runStatuses, type HeldRow, type TestDatabase } from '../helpers/db.js';
 import { closeClient, collectRuns, openClient, sleep, startDaemon, stopDaemon, waitForOwnedShards, waitUntil, type RecordingWorker } from '../helpers/e2e.js';
 
 const SHARDS = 4;
@@ -61,10 +61,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function statuses(ids: readonly string[]): Promise<Map<string, string>> {
-  const { rows } = await db.pool.query<{ id: string; status: string }>('SELECT id::text, status FROM timelane.runs WHERE id = ANY($1::int8[])', [ids]);
-  return new Map(rows.map((r) => [r.id, r.status]));
-}
+const statuses = (ids: readonly string[]): Promise<Map<string, string>> => runStatuses(db.pool, ids);
 
 /** How many of `ids` have no hand-off time (fired_at) recorded yet. */
 async function unrecorded(ids: readonly string[]): Promise<number> {

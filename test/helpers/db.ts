@@ -59,6 +59,12 @@ export async function createTestDatabase(shardCount = 8, adminUrl = ADMIN_URL): 
   };
 }
 
+/** The status of each of `ids`, by run id (runs that do not exist are missing). */
+export async function runStatuses(pool: pg.Pool, ids: readonly string[]): Promise<Map<string, string>> {
+  const { rows } = await pool.query<{ id: string; status: string }>('SELECT id::text, status FROM timelane.runs WHERE id = ANY($1::int8[])', [ids]);
+  return new Map(rows.map((r) => [r.id, r.status]));
+}
+
 /** A run's row held by a transaction of its own (an operator's open psql session) until commit() or end(). */
 export interface HeldRow<R> {
   /** The row as the lock read it (`columns` of the run). */
