@@ -22,7 +22,7 @@ export function mapStorageError(err: unknown): Error {
   if (err instanceof TimelaneError) return err;
   const e = err as { code?: string; message?: string };
   const msg = e?.message ?? String(err);
-  if (e?.code === LOCK_TIMEOUT_STATE) return unavailable(`a row it needs is held by another transaction (${msg}); send it again`, err);
+  if (e?.code === LOCK_TIMEOUT_STATE) return unavailable(`a lock it needs is held by another transaction (${msg}); send it again`, err);
   if (
     (e?.code && (UNAVAILABLE_STATES.has(e.code) || NETWORK_CODES.has(e.code))) ||
     /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|Query read timeout/i.test(msg)

@@ -84,7 +84,8 @@ export class Answers {
 
   private readonly writes = new Set<Promise<void>>();
   /** Hand-off times of answers that could not be written (see recordHandOffs). */
-  private readonly unwrittenHandOffs: HandedOut[] = [];
+  /** Keyed by delivery: an answer sent again and again while its row is locked keeps one copy. */
+  private readonly unwrittenHandOffs = new Map<string, HandedOut>();
 
   constructor(
     /** The answer pool: never shared with API reads. */
@@ -169,10 +170,21 @@ export class Answers {
     return rows[0].lease_expires_at_ms;
   }
 
-  /** A worker stream closed with these unanswered: redeliverable now, hand-offs recorded. */
+  /**
+   * A worker stream closed with these unanswered: redeliverable now, hand-offs
+   * recorded. If that fails (Postgres away, a row locked past the pool's lock
+   * bound), their hand-off times are kept for recordHandOffs: an at-most-once
+   * step's expiry counts from its hand-off; at-least-once runs wait for their lease.
+   */
   async expire(ds: readonly HandedOut[]): Promise<void> {
     if (ds.length === 0) return;
-    const write = query(this.db, EXPIRE_DELIVERIES, deliveryArrays(ds)).then(() => undefined);
+    const write = query(this.db, EXPIRE_DELIVERIES, deliveryArrays(ds)).then(
+      () => undefined,
+      (err: unknown) => {
+        this.keepHandOffs(ds);
+        throw err;
+      },
+    );
     // Tracked: a daemon stopping waits for these before it closes its pools.
     this.writes.add(write);
     try {
@@ -194,7 +206,8 @@ export class Answers {
    * write succeeds.
    */
   async recordHandOffs(ds: readonly HandedOut[]): Promise<void> {
-    const all = [...ds, ...this.unwrittenHandOffs.splice(0)];
+    const all = [...ds, ...this.unwrittenHandOffs.values()];
+    this.unwrittenHandOffs.clear();
     if (all.length === 0) return;
     try {
       const { rows } = await query<{ id: number }>(this.db, RECORD_HAND_OFFS, deliveryArrays(all));
@@ -213,8 +226,8 @@ export class Answers {
   /** An answer failed for want of Postgres: keep its hand-off time for recordHandOffs. */
   private keepHandOffs(ds: readonly HandOff[]): void {
     for (const d of ds)
-      if (d.sentAtMs !== null && d.shard !== null && this.unwrittenHandOffs.length < MAX_UNWRITTEN_HAND_OFFS)
-        this.unwrittenHandOffs.push({ runId: d.runId, shard: d.shard, fence: d.fence, deliveries: d.deliveries, sentAtMs: d.sentAtMs });
+      if (d.sentAtMs !== null && d.shard !== null && this.unwrittenHandOffs.size < MAX_UNWRITTEN_HAND_OFFS)
+        this.unwrittenHandOffs.set(`${d.runId}:${d.fence}:${d.deliveries}`, { runId: d.runId, shard: d.shard, fence: d.fence, deliveries: d.deliveries, sentAtMs: d.sentAtMs });
   }
 
   /** Runs `write`; if Postgres was away (after retries), keeps the hand-off times of `ds`. */
