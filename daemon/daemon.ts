@@ -58,7 +58,11 @@ import type { RunTracing } from './tracing/run-tracing.js';
 
 const SKEW_EVERY_MS = 5_000;
 const ANSWER_POOL_SIZE = 4;
-/** An answer's statement waits at most this long for a row lock (its worker sends it again); the daemon's own locks last milliseconds. */
+/**
+ * An answer's statement waits at most this long for a lock (its worker sends it again). The daemon's own
+ * hold a run's or job's row for milliseconds, a materialiser batch for a few hundred: a wait past this
+ * is a transaction that does not end.
+ */
 const ANSWER_LOCK_TIMEOUT_MS = 1_000;
 /** COMPLETE_RUNS only: one batch is written at a time (complete-batcher.ts), and one connection is spare. */
 const COMPLETE_POOL_SIZE = 2;

@@ -83,8 +83,11 @@ export class Answers {
   private readonly completes: CompleteBatcher<CompletedDelivery>;
 
   private readonly writes = new Set<Promise<void>>();
-  /** Hand-off times of answers that could not be written (see recordHandOffs). */
-  /** Keyed by delivery: an answer sent again and again while its row is locked keeps one copy. */
+  /**
+   * Hand-off times of answers that could not be written, and of expiries that
+   * failed (see recordHandOffs): one per delivery (an answer sent again while
+   * its row is locked keeps one copy), at most MAX_UNWRITTEN_HAND_OFFS.
+   */
   private readonly unwrittenHandOffs = new Map<string, HandedOut>();
 
   constructor(
@@ -201,7 +204,8 @@ export class Answers {
 
   /**
    * Writes `fired_at` for deliveries handed out and not answered yet, and for
-   * answered ones whose answer could not be written (Postgres away): the
+   * answered ones whose answer could not be written (Postgres away, a row
+   * locked past the answer pool's lock bound) or whose expiry failed: the
    * hand-off happened, whatever became of the answer. Those are kept until a
    * write succeeds.
    */
@@ -223,7 +227,7 @@ export class Answers {
     }
   }
 
-  /** An answer failed for want of Postgres: keep its hand-off time for recordHandOffs. */
+  /** An answer or an expiry was not written (Postgres away, a lock past the bound): keep its hand-off time for recordHandOffs. */
   private keepHandOffs(ds: readonly HandOff[]): void {
     for (const d of ds)
       if (d.sentAtMs !== null && d.shard !== null && this.unwrittenHandOffs.size < MAX_UNWRITTEN_HAND_OFFS)
@@ -328,7 +332,7 @@ const LOCKED_GIVE_UP_MS = 10_000;
 
 /** Retries of an answer statement when Postgres was unreachable, 50 then 100 ms apart. */
 const ANSWER_RETRIES = 2;
-/** Most hand-off times kept while Postgres is away (beyond that, a redelivery's answer records one). */
+/** Most hand-off times kept while they cannot be written (beyond that, a redelivery's answer records one). */
 const MAX_UNWRITTEN_HAND_OFFS = 100_000;
 const ANSWER_RETRY_MS = 50;
 

@@ -20,7 +20,8 @@
  * (newer items then go with them): never straight after the batch before
  * it, which at 1,000 runs/s made batches of 2 and ~400 statements a second.
  * The gather timer only re-checks that rule, so one left armed for an item
- * that has gone is harmless. The queue is oldest first.
+ * that has gone is harmless. queue[0] is never younger than an item queued
+ * after it, except items written again (they have waited GATHER_MS already).
  */
 // One batch at a time while batches are quick: Completes that arrive while it
 // is written join the next, so batches grow with the load instead of splitting
@@ -30,9 +31,10 @@ const MAX_IN_FLIGHT = 2;
 const SLOW_BATCH_MS = 50;
 const MAX_BATCH = 2000;
 // A batch is written once its oldest Complete has waited this long for others
-// to join it. At 1 ms, 5,000 runs/s made ~600 Complete statements a second (a batch
-// is written in ~1.5 ms); at 5 ms the bench's commits fell from 680 to 460 a
-// second (bench/README.md, ninth session).
+// to join it: a steady 1,000 runs/s makes ~145 Complete statements a second,
+// against ~400 when batches went out back to back (bench/README.md, eleventh
+// session). (The ninth session's 1 ms → 5 ms change, gathering only when idle:
+// 5,000 runs/s commits 680 → 460 a second.)
 // It costs a Complete's Ack up to 5 ms; a workflow step its Complete makes
 // due fires up to 5 ms later, and a recurring job's next occurrence due within
 // those 5 ms may find the run still running (its overlap policy then applies).

@@ -318,8 +318,10 @@ RETURNING (extract(epoch FROM r.lease_expires_at) * 1000)::int8 AS lease_expires
  * expireDeliveries — a worker stream closed: let its unanswered deliveries be
  * redelivered now rather than after their lease, and record their hand-off.
  * $1 run ids, $2 fences, $3 deliveries, $4 shards int[], $5 hand-off times int8[].
- * Waits for a row another transaction holds (not on the fire path; an
- * at-most-once step's hand-off, written here, is what its expiry counts from).
+ * Waits for a row another transaction holds, up to the answer pool's lock
+ * bound (not on the fire path; an at-most-once step's hand-off, written here,
+ * is what its expiry counts from: if this fails, Answers.expire keeps the
+ * hand-off times for RECORD_HAND_OFFS).
  */
 export const EXPIRE_DELIVERIES = `
 WITH ${deliveryBatch(IS_CURRENT_DELIVERY)}
