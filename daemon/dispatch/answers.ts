@@ -344,7 +344,7 @@ const ANSWER_RETRY_MS = 50;
  * conditional transition, so a retry after a commit whose reply was lost
  * changes nothing (the answer is then refused as already applied).
  */
-async function retryIfUnavailable<T>(statement: () => Promise<T>): Promise<T> {
+export async function retryIfUnavailable<T>(statement: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await statement();
