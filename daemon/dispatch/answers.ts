@@ -181,13 +181,7 @@ export class Answers {
    */
   async expire(ds: readonly HandedOut[]): Promise<void> {
     if (ds.length === 0) return;
-    const write = query(this.db, EXPIRE_DELIVERIES, deliveryArrays(ds)).then(
-      () => undefined,
-      (err: unknown) => {
-        this.keepHandOffs(ds);
-        throw err;
-      },
-    );
+    const write = this.keepingHandOffs(ds, () => query(this.db, EXPIRE_DELIVERIES, deliveryArrays(ds))).then(() => undefined);
     // Tracked: a daemon stopping waits for these before it closes its pools.
     this.writes.add(write);
     try {
@@ -234,7 +228,7 @@ export class Answers {
         this.unwrittenHandOffs.set(`${d.runId}:${d.fence}:${d.deliveries}`, { runId: d.runId, shard: d.shard, fence: d.fence, deliveries: d.deliveries, sentAtMs: d.sentAtMs });
   }
 
-  /** Runs `write`; if Postgres was away (after retries), keeps the hand-off times of `ds`. */
+  /** Runs `write`; if it was not written (Postgres away after retries, a lock past the bound), keeps the hand-off times of `ds`. */
   private async keepingHandOffs<T>(ds: readonly AnsweredDelivery[], write: () => Promise<T>): Promise<T> {
     try {
       return await write();
