@@ -15,7 +15,8 @@
  * Complete (with its output) and their final Fail commit in one transaction
  * with the step's transition and the start of the children it made ready
  * (daemon/workflows/step-transitions.ts). A Complete of a run this daemon
- * handed out as a step goes there at once; other Completes go through
+ * handed out as a step goes there at once, batched apart from the others (a
+ * step's transaction may wait for its workflow run's lock); other Completes go through
  * COMPLETE_RUNS (which leaves step runs alone), and only the deliveries it
  * did not match go on to the workflow path (then, if still unmatched, are
  * refused). A replayed step run (origin 'replay') is an ordinary run.
@@ -81,6 +82,13 @@ export interface FailOutcome {
 
 export class Answers {
   private readonly completes: CompleteBatcher<CompletedDelivery>;
+  /**
+   * Completes of runs this daemon handed out as steps, batched apart: a step's
+   * transaction waits for its workflow run's lock (up to the answer pool's 1 s
+   * bound), and in the plain batcher it held every Complete batched or queued
+   * behind it (CompleteBatcher writes two batches at most).
+   */
+  private readonly stepCompletes: CompleteBatcher<CompletedDelivery>;
 
   private readonly writes = new Set<Promise<void>>();
   /**
@@ -107,16 +115,23 @@ export class Answers {
       warn: (waiting, longestMs) =>
         log?.warn({ waiting, longestMs: Math.round(longestMs) }, 'Completes skipped: their runs\' rows are held by another transaction; written again every 100 ms'),
     });
+    this.stepCompletes = new CompleteBatcher((items) => this.stepBatch(items));
   }
 
   /** The daemon is stopping: Completes waiting for a row lock are answered UNAVAILABLE now (their workers send them again). */
   close(): void {
     this.completes.close();
+    this.stepCompletes.close();
   }
 
-  /** Completes deliveries (batched with others); per delivery, null or the refusal. */
-  complete(ds: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
-    return this.completes.completeAll(ds);
+  /** Completes deliveries (batched with others, steps apart); per delivery, in order, null or the refusal. */
+  async complete(ds: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
+    if (!ds.some((d) => d.step)) return this.completes.completeAll(ds);
+    const steps = ds.filter((d) => d.step);
+    const [plainOut, stepOut] = await Promise.all([this.completes.completeAll(ds.filter((d) => !d.step)), this.stepCompletes.completeAll(steps)]);
+    let p = 0;
+    let q = 0;
+    return ds.map((d) => (d.step ? stepOut[q++] : plainOut[p++]));
   }
 
   async fail(d: AnsweredDelivery, retryable: boolean, message: string, workerId: string | null = null): Promise<FailOutcome> {
@@ -240,8 +255,7 @@ export class Answers {
 
   private async completeBatch(items: readonly CompletedDelivery[]): Promise<(Error | null | typeof WRITE_AGAIN)[]> {
     const ds = await this.resolve(items); // answered in this order
-    // Runs this daemon handed out as steps skip COMPLETE_RUNS (it leaves step runs alone: a round trip for nothing).
-    const plain = byRunId(ds.filter((d, i) => !items[i].step));
+    const plain = byRunId(ds);
     type Matched = { id: number; fence: number; deliveries: number };
     const { rows } =
       plain.length === 0
@@ -285,6 +299,18 @@ export class Answers {
         return steps.err ?? refuse(this.db, d).catch((err: Error) => err);
       }),
     );
+  }
+
+  /**
+   * A batch of runs this daemon handed out as steps: straight to the workflow
+   * path (COMPLETE_RUNS leaves step runs alone: a round trip for nothing).
+   * One transaction; if it fails, every item gets its error.
+   */
+  private async stepBatch(items: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
+    const ds = await this.resolve(items);
+    const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
+    const done = new Set((await this.completeSteps(ds, items)).map((r) => key(r.id, r.fence, r.deliveries)));
+    return Promise.all(ds.map((d) => (done.has(key(d.runId, d.fence, d.deliveries)) ? null : refuse(this.db, d).catch((err: Error) => err))));
   }
 
   /** Deliveries COMPLETE_RUNS did not match: runs of workflow steps (or superseded). One transaction. */

@@ -199,6 +199,32 @@ describe('complete', () => {
     expect(await runById(written.id)).toMatchObject({ status: 'completed' });
     expect(await runById(superseded.id)).toMatchObject({ status: 'fired' });
   });
+
+  it("a step's Complete waiting for its workflow run's lock holds back no other Complete, even one sent in the same moment", async () => {
+    // The step path is held as a lock wait would hold it (up to the answer pool's 1 s bound, then UNAVAILABLE).
+    const router = new RunRouter({ schema: 'timelane', windowMs: 30_000, wallNow: Date.now, owns: () => false, offerLocal: () => undefined, cancelLocal: () => undefined });
+    const steps = new StepTransitions(router);
+    let releaseLock = (): void => undefined;
+    const lockHeld = new Promise<void>((resolve) => (releaseLock = resolve));
+    vi.spyOn(steps, 'complete').mockImplementation(async () => {
+      await lockHeld;
+      throw new TimelaneError('unavailable', 'a lock it needs is held by another transaction');
+    });
+    const withLockedStep = new Answers(db.pool, router, steps);
+    const [step, plain, later] = [await firedRun(), await firedRun(), await firedRun()];
+    const stepDone = withLockedStep.complete([{ ...full(refOf(step)), step: true }]);
+    // Same tick: before, both went into one batch, and the plain one was answered only once the step's wait ended.
+    const plainDone = withLockedStep.complete([full(refOf(plain))]);
+    const heldBack = sleep(2_000).then(() => 'held back');
+    expect(await Promise.race([plainDone, heldBack])).toEqual([null]);
+    // And Completes sent while the step still waits.
+    expect(await Promise.race([withLockedStep.complete([full(refOf(later))]), heldBack])).toEqual([null]);
+    expect(await runById(plain.id)).toMatchObject({ status: 'completed' });
+    expect(await runById(later.id)).toMatchObject({ status: 'completed' });
+    releaseLock();
+    expect((await stepDone).map((e) => e?.message ?? null)).toEqual(['a lock it needs is held by another transaction']);
+    expect(await runById(step.id)).toMatchObject({ status: 'fired' });
+  });
 });
 
 describe('fail', () => {
