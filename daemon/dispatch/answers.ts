@@ -14,12 +14,14 @@
  * Runs of workflow steps (origin 'workflow') take the workflow path: their
  * Complete (with its output) and their final Fail commit in one transaction
  * with the step's transition and the start of the children it made ready
- * (daemon/workflows/step-transitions.ts). A Complete of a run this daemon
- * handed out as a step goes there at once, batched apart from the others (a
- * step's transaction may wait for its workflow run's lock); other Completes go through
- * COMPLETE_RUNS (which leaves step runs alone), and only the deliveries it
- * did not match go on to the workflow path (then, if still unmatched, are
- * refused). A replayed step run (origin 'replay') is an ordinary run.
+ * (daemon/workflows/step-transitions.ts). Those Completes are batched
+ * apart from the others (a step's transaction may wait for its workflow
+ * run's lock, and must hold back no other Complete): a Complete of a run
+ * this daemon handed out as a step goes there at once; other Completes go
+ * through COMPLETE_RUNS (which leaves step runs alone), and only the
+ * deliveries it did not match go on to the workflow path (then, if still
+ * unmatched, are refused). A replayed step run (origin 'replay') is an
+ * ordinary run.
  */
 import type { Db, Queryable } from '../db/pool.js';
 import { query, queryPrepared, transaction } from '../db/pool.js';
@@ -83,10 +85,11 @@ export interface FailOutcome {
 export class Answers {
   private readonly completes: CompleteBatcher<CompletedDelivery>;
   /**
-   * Completes of runs this daemon handed out as steps, batched apart: a step's
-   * transaction waits for its workflow run's lock (up to the answer pool's 1 s
-   * bound), and in the plain batcher it held every Complete batched or queued
-   * behind it (CompleteBatcher writes two batches at most).
+   * Completes of runs of workflow steps, batched apart: a step's transaction
+   * waits for its workflow run's lock (up to the answer pool's 1 s bound), and
+   * in the plain batcher it held every Complete batched or queued behind it
+   * (CompleteBatcher writes two batches at most). So at most two answer-pool
+   * connections wait for workflow locks at a time.
    */
   private readonly stepCompletes: CompleteBatcher<CompletedDelivery>;
 
@@ -127,11 +130,16 @@ export class Answers {
   /** Completes deliveries (batched with others, steps apart); per delivery, in order, null or the refusal. */
   async complete(ds: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
     if (!ds.some((d) => d.step)) return this.completes.completeAll(ds);
-    const steps = ds.filter((d) => d.step);
-    const [plainOut, stepOut] = await Promise.all([this.completes.completeAll(ds.filter((d) => !d.step)), this.stepCompletes.completeAll(steps)]);
+    // Only a delivery's first copy is known as a step (the hub forgets it once settled): its copies go with it, and share its outcome.
+    const stepKeys = new Set(ds.filter((d) => d.step).map(deliveryKey));
+    const isStep = ds.map((d) => stepKeys.has(deliveryKey(d)));
+    const [plainOut, stepOut] = await Promise.all([
+      this.completes.completeAll(ds.filter((_, i) => !isStep[i])),
+      this.stepCompletes.completeAll(ds.filter((_, i) => isStep[i])),
+    ]);
     let p = 0;
     let q = 0;
-    return ds.map((d) => (d.step ? stepOut[q++] : plainOut[p++]));
+    return isStep.map((step) => (step ? stepOut[q++] : plainOut[p++]));
   }
 
   async fail(d: AnsweredDelivery, retryable: boolean, message: string, workerId: string | null = null): Promise<FailOutcome> {
@@ -253,7 +261,7 @@ export class Answers {
     }
   }
 
-  private async completeBatch(items: readonly CompletedDelivery[]): Promise<(Error | null | typeof WRITE_AGAIN)[]> {
+  private async completeBatch(items: readonly CompletedDelivery[]): Promise<(Error | null | typeof WRITE_AGAIN | Promise<Error | null>)[]> {
     const ds = await this.resolve(items); // answered in this order
     const plain = byRunId(ds);
     type Matched = { id: number; fence: number; deliveries: number };
@@ -264,9 +272,8 @@ export class Answers {
             queryPrepared<Matched>(this.completeDb, COMPLETE_RUNS_STATEMENT, COMPLETE_RUNS, deliveryArrays(plain, true)),
           ));
     // Keyed by the whole delivery: a superseded copy in the same batch is refused.
-    const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
-    const done = new Set(rows.map((r) => key(r.id, r.fence, r.deliveries)));
-    const unmatched = plain.filter((d) => !done.has(key(d.runId, d.fence, d.deliveries)));
+    const done = new Set(rows.map(matchedKey));
+    const unmatched = plain.filter((d) => !done.has(deliveryKey(d)));
     // Skipped for a row lock (COMPLETE_RUNS does not wait for one): written again, not refused. Never
     // an error for the whole batch: those COMPLETE_RUNS matched are committed, and acknowledged so.
     const lockCheck =
@@ -276,44 +283,38 @@ export class Answers {
             ({ rows }) => ({ rows, err: null }),
             (err: Error) => ({ rows: [] as Matched[], err }),
           );
-    const locked = new Set(lockCheck.rows.map((r) => key(r.id, r.fence, r.deliveries)));
+    const locked = new Set(lockCheck.rows.map(matchedKey));
     // If the check failed, whether they are locked is unknown: they get its error, and are not taken for workflow steps.
-    const unjudged = new Set(lockCheck.err ? unmatched.map((d) => key(d.runId, d.fence, d.deliveries)) : []);
-    const stepRest = ds.filter((d) => {
-      const k = key(d.runId, d.fence, d.deliveries);
-      return !done.has(k) && !locked.has(k) && !unjudged.has(k);
+    const unjudged = new Set(lockCheck.err ? unmatched.map(deliveryKey) : []);
+    // The rest are runs of workflow steps (a step's Complete sent again, or answered on
+    // another stream: not known here as one), or superseded. They go on to the step
+    // batcher, and settle there: a step's transaction may wait for its workflow run's
+    // lock, and must not hold this batch's slot, nor the Completes written with it.
+    const stepped = new Map<string, Promise<Error | null>>();
+    return ds.map((d, i) => {
+      const k = deliveryKey(d);
+      if (done.has(k)) return null;
+      if (locked.has(k)) return WRITE_AGAIN;
+      if (unjudged.has(k)) return lockCheck.err;
+      let step = stepped.get(k); // copies of one delivery share one outcome
+      if (!step) stepped.set(k, (step = this.stepCompletes.complete({ ...items[i], ...d }).then(() => null, (err: Error) => err)));
+      return step;
     });
-    const steps =
-      stepRest.length === 0
-        ? { err: null }
-        : await this.completeSteps(stepRest, items).then(
-            (rows) => (rows.forEach((r) => done.add(key(r.id, r.fence, r.deliveries))), { err: null }),
-            (err: Error) => ({ err }),
-          );
-    return Promise.all(
-      ds.map((d) => {
-        const k = key(d.runId, d.fence, d.deliveries);
-        if (done.has(k)) return null;
-        if (locked.has(k)) return WRITE_AGAIN;
-        if (unjudged.has(k)) return lockCheck.err;
-        return steps.err ?? refuse(this.db, d).catch((err: Error) => err);
-      }),
-    );
   }
 
   /**
-   * A batch of runs this daemon handed out as steps: straight to the workflow
-   * path (COMPLETE_RUNS leaves step runs alone: a round trip for nothing).
-   * One transaction; if it fails, every item gets its error.
+   * A batch of runs of workflow steps: their Completes commit with their
+   * steps' transitions (COMPLETE_RUNS leaves step runs alone: a round trip
+   * for nothing). One transaction; if it fails, every item gets its error.
+   * A delivery it did not match was superseded, or is not a step's: refused.
    */
   private async stepBatch(items: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
     const ds = await this.resolve(items);
-    const key = (id: number, fence: number, deliveries: number): string => `${id}:${fence}:${deliveries}`;
-    const done = new Set((await this.completeSteps(ds, items)).map((r) => key(r.id, r.fence, r.deliveries)));
-    return Promise.all(ds.map((d) => (done.has(key(d.runId, d.fence, d.deliveries)) ? null : refuse(this.db, d).catch((err: Error) => err))));
+    const done = new Set((await this.completeSteps(ds, items)).map(matchedKey));
+    return Promise.all(ds.map((d) => (done.has(deliveryKey(d)) ? null : refuse(this.db, d).catch((err: Error) => err))));
   }
 
-  /** Deliveries COMPLETE_RUNS did not match: runs of workflow steps (or superseded). One transaction. */
+  /** Completes runs of workflow steps (or superseded deliveries: not matched) in one transaction. */
   private async completeSteps(ds: readonly KnownHandOff[], items: readonly CompletedDelivery[]): Promise<{ id: number; fence: number; deliveries: number }[]> {
     const outputs = new Map(items.map((i) => [i.runId, i.output ?? null]));
     let route = (): void => undefined;
@@ -375,6 +376,11 @@ export async function retryIfUnavailable<T>(statement: () => Promise<T>): Promis
     }
   }
 }
+
+/** A delivery's identity: an answer for another (a superseded copy) gets its own outcome. */
+const deliveryKey = (d: { runId: number; fence: number; deliveries: number }): string => `${d.runId}:${d.fence}:${d.deliveries}`;
+/** The same, of a row a statement matched. */
+const matchedKey = (r: { id: number; fence: number; deliveries: number }): string => `${r.id}:${r.fence}:${r.deliveries}`;
 
 /** Rows are locked in run id order by every multi-row answer statement: two of them can never deadlock. */
 const byRunId = <T extends { runId: number }>(ds: readonly T[]): T[] => [...ds].sort((a, b) => a.runId - b.runId);

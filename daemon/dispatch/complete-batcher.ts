@@ -71,8 +71,12 @@ export interface WriteAgainPolicy<T> {
 const WARN_EVERY_MS = 10_000;
 const WARN_AFTER_MS = 1_000;
 
-/** Writes one batch; per item, null (done), the error that item gets, or WRITE_AGAIN. */
-export type WriteBatch<T> = (items: readonly T[]) => Promise<(Error | null | typeof WRITE_AGAIN)[]>;
+/**
+ * Writes one batch; per item, null (done), the error that item gets,
+ * WRITE_AGAIN, or a promise of its outcome settled elsewhere (the batch is
+ * done: its slot is free while that item waits).
+ */
+export type WriteBatch<T> = (items: readonly T[]) => Promise<(Error | null | typeof WRITE_AGAIN | Promise<Error | null>)[]>;
 
 export class CompleteBatcher<T> {
   private queue: Waiter<T>[] = [];
@@ -199,7 +203,13 @@ export class CompleteBatcher<T> {
         .then(
           (outcomes) => {
             const again: Waiter<T>[] = [];
-            outcomes.forEach((out, i) => (out === WRITE_AGAIN ? again.push(batch[i]) : out ? batch[i].reject(out) : batch[i].resolve()));
+            outcomes.forEach((out, i) => {
+              const w = batch[i];
+              if (out === WRITE_AGAIN) again.push(w);
+              else if (out instanceof Promise) out.then((err) => (err ? w.reject(err) : w.resolve()), w.reject);
+              else if (out) w.reject(out);
+              else w.resolve();
+            });
             if (again.length > 0) this.writeAgain(again);
           },
           (err: unknown) => batch.forEach((w) => w.reject(err)),

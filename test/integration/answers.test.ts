@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Answers, type AnsweredDelivery, type FailOutcome } from '../../daemon/dispatch/answers.js';
+import { Answers, type AnsweredDelivery, type CompletedDelivery, type FailOutcome } from '../../daemon/dispatch/answers.js';
 import { RunRouter } from '../../daemon/engine/router.js';
 import { StepTransitions } from '../../daemon/workflows/step-transitions.js';
 import { REDELIVER_EXPIRED } from '../../daemon/db/queries/dispatch.js';
@@ -200,30 +200,63 @@ describe('complete', () => {
     expect(await runById(superseded.id)).toMatchObject({ status: 'fired' });
   });
 
-  it("a step's Complete waiting for its workflow run's lock holds back no other Complete, even one sent in the same moment", async () => {
-    // The step path is held as a lock wait would hold it (up to the answer pool's 1 s bound, then UNAVAILABLE).
+  /** Answers whose workflow path fails as a lock wait would: once `release` is called (at once without `held`), with a lock timeout. */
+  function answersWithLockedSteps(held = false): { answers: Answers; release: () => void; calls: () => number } {
     const router = new RunRouter({ schema: 'timelane', windowMs: 30_000, wallNow: Date.now, owns: () => false, offerLocal: () => undefined, cancelLocal: () => undefined });
     const steps = new StepTransitions(router);
-    let releaseLock = (): void => undefined;
-    const lockHeld = new Promise<void>((resolve) => (releaseLock = resolve));
-    vi.spyOn(steps, 'complete').mockImplementation(async () => {
+    let release = (): void => undefined;
+    const lockHeld = held ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve();
+    const spy = vi.spyOn(steps, 'complete').mockImplementation(async () => {
       await lockHeld;
-      throw new TimelaneError('unavailable', 'a lock it needs is held by another transaction');
+      throw new TimelaneError('unavailable', LOCKED, { cause: { code: '55P03' } });
     });
-    const withLockedStep = new Answers(db.pool, router, steps);
+    return { answers: new Answers(db.pool, router, steps), release, calls: () => spy.mock.calls.length };
+  }
+  const LOCKED = 'a lock it needs is held by another transaction';
+  /** A fired run marked as a workflow step's (COMPLETE_RUNS leaves it alone); the workflow path itself is stubbed here. */
+  async function stepRun(): Promise<FiredRunRow> {
+    const run = await firedRun();
+    await db.pool.query("UPDATE runs SET origin = 'workflow' WHERE id = $1", [run.id]);
+    return run;
+  }
+  const stepRef = (r: FiredRunRow): CompletedDelivery => ({ ...full(refOf(r)), step: true });
+
+  it("a step's Complete waiting for its workflow run's lock holds back no other Complete, even one sent in the same moment", async () => {
+    const { answers: a, release } = answersWithLockedSteps(true);
     const [step, plain, later] = [await firedRun(), await firedRun(), await firedRun()];
-    const stepDone = withLockedStep.complete([{ ...full(refOf(step)), step: true }]);
+    const stepDone = a.complete([stepRef(step)]);
     // Same tick: before, both went into one batch, and the plain one was answered only once the step's wait ended.
-    const plainDone = withLockedStep.complete([full(refOf(plain))]);
+    const plainDone = a.complete([full(refOf(plain))]);
     const heldBack = sleep(2_000).then(() => 'held back');
     expect(await Promise.race([plainDone, heldBack])).toEqual([null]);
-    // And Completes sent while the step still waits.
-    expect(await Promise.race([withLockedStep.complete([full(refOf(later))]), heldBack])).toEqual([null]);
+    expect(await Promise.race([a.complete([full(refOf(later))]), heldBack])).toEqual([null]);
     expect(await runById(plain.id)).toMatchObject({ status: 'completed' });
     expect(await runById(later.id)).toMatchObject({ status: 'completed' });
-    releaseLock();
-    expect((await stepDone).map((e) => e?.message ?? null)).toEqual(['a lock it needs is held by another transaction']);
+    release();
+    expect((await stepDone).map((e) => e?.message ?? null)).toEqual([LOCKED]);
     expect(await runById(step.id)).toMatchObject({ status: 'fired' });
+  });
+
+  it("a step's Complete sent again (no longer known as a step's) holds back no other Complete either", async () => {
+    const { answers: a, release, calls } = answersWithLockedSteps(true);
+    const [step, plain] = [await stepRun(), await firedRun()];
+    // The worker's second send: the hub forgot the delivery with the first, so it comes without `step`.
+    const again = a.complete([full(refOf(step))]);
+    const plainDone = a.complete([full(refOf(plain))]);
+    const heldBack = sleep(2_000).then(() => 'held back');
+    expect(await Promise.race([plainDone, heldBack])).toEqual([null]);
+    await vi.waitFor(() => expect(calls()).toBe(1)); // it did go on to the workflow path
+    release();
+    expect((await again).map((e) => e?.message ?? null)).toEqual([LOCKED]);
+  });
+
+  it('outcomes come back in the order sent, steps among others, and copies of a step\'s delivery share its outcome', async () => {
+    const { answers: a } = answersWithLockedSteps();
+    const [first, step, last] = [await firedRun(), await stepRun(), await firedRun()];
+    const out = await a.complete([full(refOf(first)), stepRef(step), full(refOf(step)), full(refOf(last))]);
+    expect(out.map((e) => e?.message ?? null)).toEqual([null, LOCKED, LOCKED, null]);
+    expect(await runById(first.id)).toMatchObject({ status: 'completed' });
+    expect(await runById(last.id)).toMatchObject({ status: 'completed' });
   });
 });
 

@@ -224,4 +224,25 @@ describe('CompleteBatcher', () => {
     writes[0].settle();
     await settling(all);
   });
+
+  it('an item whose outcome the write hands on as a promise settles with it, and the batch is done at once: the next batches are not held', async () => {
+    let later: (err: Error | null) => void = () => undefined;
+    const handedOn = new Promise<Error | null>((resolve) => (later = resolve));
+    const writes: (readonly number[])[] = [];
+    const batcher = new CompleteBatcher<number>(async (items) => {
+      writes.push(items);
+      return items.map((i) => (i === 2 ? handedOn : i === 3 ? handedOn : null));
+    }, () => Date.now());
+    let twoThree: (Error | null)[] | undefined;
+    void batcher.completeAll([2, 3]).then((out) => (twoThree = out));
+    await settling(batcher.completeAll([1]));
+    // Two batches more, one after the other: neither waits for the handed-on items (at most two batches are written at once).
+    await settling(batcher.complete(4));
+    await settling(batcher.complete(5));
+    expect(writes).toEqual([[2, 3, 1], [4], [5]]);
+    expect(twoThree).toBeUndefined();
+    later(new Error('locked'));
+    await until(() => twoThree !== undefined);
+    expect(twoThree!.map((e) => e?.message ?? null)).toEqual(['locked', 'locked']);
+  });
 });
