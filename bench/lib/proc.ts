@@ -1,7 +1,9 @@
 /**
  * Linux /proc readings for the bench: a peak-RSS sampler for one process and
  * CPU time per component (daemon, worker, our Postgres backends, the rest of
- * Postgres, Redis, the whole machine) between two snapshots.
+ * Postgres, Redis, the whole machine) between two snapshots, and how long
+ * the daemon's and the worker's main threads (their event loops) and our
+ * Postgres backends waited for a CPU meanwhile (the scheduler's run queue).
  *
  * Everything here only reads /proc; on a system without it the readings are
  * empty and the bench says so rather than failing.
@@ -71,6 +73,17 @@ interface ProcTicks {
   comm: string;
   ticks: number;
   cmdline: string;
+  /** Time its main thread spent runnable but waiting for a CPU, ns (/proc/<pid>/schedstat; NaN without it). */
+  runDelayNs: number;
+}
+
+/** The main thread's run-queue wait (second field of /proc/<pid>/schedstat, ns). */
+function readRunDelayNs(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]);
+  } catch {
+    return NaN;
+  }
 }
 
 function readProc(pid: number): ProcTicks | undefined {
@@ -83,7 +96,9 @@ function readProc(pid: number): ProcTicks | undefined {
     const ticks = Number(fields[11]) + Number(fields[12]);
     let cmdline = '';
     if (comm === 'postgres') cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-    return { comm, ticks, cmdline };
+    // Only for the processes waits are reported of (cpuBetween): node and postgres.
+    const runDelayNs = comm === 'node' || comm === 'postgres' ? readRunDelayNs(pid) : NaN;
+    return { comm, ticks, cmdline, runDelayNs };
   } catch {
     return undefined;
   }
@@ -131,6 +146,14 @@ export interface CpuUse {
   postgresOther: number;
   redis: number;
   machine: number;
+  /**
+   * Time spent runnable but waiting for a CPU over the phase, in % of its
+   * duration: the daemon's and the worker's main threads (their event loops:
+   * a timer or a message waits that long on top of any work), and our Postgres
+   * backends summed. On two cores shared by all of them this, not the
+   * daemon's own work, is much of the event loop's stalled time (bench/README.md).
+   */
+  waits: { daemon: number; worker: number; postgresOurs: number };
 }
 
 export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, who: { daemonPid: number; workerPid: number; benchPid: number; database: string }): CpuUse {
@@ -141,13 +164,23 @@ export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, who: { daemonPid: num
     const end = b.procs.get(pid);
     return end ? end.ticks - (a.procs.get(pid)?.ticks ?? 0) : 0;
   };
+  const waitPct = (ns: number): number => (seconds > 0 ? (ns / 1e9 / seconds) * 100 : NaN);
+  // A process started during the phase waited from 0.
+  const waited = (pid: number): number => {
+    const end = b.procs.get(pid);
+    return end ? end.runDelayNs - (a.procs.get(pid)?.runDelayNs ?? 0) : NaN;
+  };
+  let pgOursWait = 0;
   let pgOurs = 0;
   let pgOther = 0;
   let redis = 0;
   for (const [pid, p] of b.procs) {
     if (p.comm === 'postgres') {
       // Backends show "postgres: <user> <database> <client> <state>".
-      if (p.cmdline.includes(` ${who.database} `)) pgOurs += used(pid);
+      if (p.cmdline.includes(` ${who.database} `)) {
+        pgOurs += used(pid);
+        pgOursWait += waited(pid);
+      }
       else pgOther += used(pid);
     } else if (p.comm.startsWith('redis-server')) redis += used(pid);
   }
@@ -161,6 +194,11 @@ export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, who: { daemonPid: num
     redis: pct(redis),
     // /proc/stat sums all cores: busy share of the total, scaled to "% of one core".
     machine: cores > 0 ? ((b.machine.busy - a.machine.busy) / cores) * coreCount() * 100 : NaN,
+    waits: {
+      daemon: waitPct(waited(who.daemonPid)),
+      worker: who.workerPid === who.benchPid ? NaN : waitPct(waited(who.workerPid)),
+      postgresOurs: waitPct(pgOursWait),
+    },
   };
 }
 

@@ -35,6 +35,7 @@ export function trialText(r: TrialResult): string {
     `    to worker     (arrival - fired_at: claim, hand-off, gRPC)      ${q(r.breakdown.firedToWorker)}`,
     `    in worker     (handler - arrival)                              ${q(r.breakdown.workerQueue, 3)}`,
     `  CPU over the ${f(r.fireSeconds, 1)} s fire phase, % of one core: daemon ${f(r.cpu.daemon, 0)}, worker ${Number.isFinite(r.cpu.worker) ? f(r.cpu.worker, 0) : '(in bench)'}, bench ${f(r.cpu.bench, 0)}, postgres ${f(r.cpu.postgresOurs, 0)} (+${f(r.cpu.postgresOther, 0)} other pg), redis ${f(r.cpu.redis, 0)}, machine ${f(r.cpu.machine, 0)} (other processes ${f(otherPct(r), 0)}; before the trial ${f(r.backgroundPct, 0)})`,
+    `  waiting for a CPU (run queue), % of the fire phase: daemon's event loop ${f(r.cpu.waits.daemon, 1)}, worker's ${f(r.cpu.waits.worker, 1)}, postgres backends ${f(r.cpu.waits.postgresOurs, 1)} (summed)`,
   ];
   if (r.pgActivity) {
     const a = r.pgActivity;
@@ -120,6 +121,7 @@ export function trialJson(r: TrialResult, machine: MachineInfo): string {
     preload_jobs: r.preloadJobs,
     wal_bytes_per_run: r.pgActivity && r.fired > 0 ? round((r.pgActivity.walBytesPerS * r.fireSeconds) / r.fired, 0) : null,
     checkpoints_in_trial: r.pgActivity ? r.pgActivity.checkpoints : null,
+    cpu_wait_pct: { daemon: round(r.cpu.waits.daemon, 1), worker: round(r.cpu.waits.worker, 1), postgres: round(r.cpu.waits.postgresOurs, 1) },
     worker: r.workerMode,
     machine,
   });
