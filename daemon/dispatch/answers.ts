@@ -85,11 +85,15 @@ export interface FailOutcome {
 export class Answers {
   private readonly completes: CompleteBatcher<CompletedDelivery>;
   /**
-   * Completes of runs of workflow steps, batched apart: a step's transaction
-   * waits for its workflow run's lock (up to the answer pool's 1 s bound), and
-   * in the plain batcher it held every Complete batched or queued behind it
-   * (CompleteBatcher writes two batches at most). So at most two answer-pool
-   * connections wait for workflow locks at a time.
+   * Completes that take the workflow path, batched apart: those of runs this
+   * daemon handed out as steps, and those COMPLETE_RUNS did not match and
+   * found unlocked (a step's Complete sent again, or a superseded delivery,
+   * refused from here). A step's transaction waits for its workflow run's
+   * lock (up to the answer pool's 1 s bound), and in the plain batcher it held
+   * every Complete batched or queued behind it (CompleteBatcher writes two
+   * batches at most; so do these: two of their transactions at a time). A
+   * superseded delivery batched with a step whose wait runs out gets its
+   * UNAVAILABLE (its worker sends it again, and it is refused then).
    */
   private readonly stepCompletes: CompleteBatcher<CompletedDelivery>;
 

@@ -13,7 +13,10 @@
  * waiting in one timer per batch, not in a batch: the others of their batch
  * are answered meanwhile. An item that has waited WriteAgainPolicy.giveUpAfterMs,
  * or any once the batcher is closed (the daemon stopping), gets the policy's
- * error instead (UNAVAILABLE: its worker sends the Complete again).
+ * error instead (UNAVAILABLE: its worker sends the Complete again). An item
+ * whose outcome the write hands on as a promise (settled elsewhere: a Complete
+ * that takes the workflow path) leaves with its batch, which is then done;
+ * its caller waits for that promise, which close() does not settle.
  *
  * Invariant: a batch starts only once its oldest item has waited GATHER_MS,
  * or the queue holds MAX_BATCH, or it is started for items written again

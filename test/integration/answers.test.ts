@@ -200,14 +200,19 @@ describe('complete', () => {
     expect(await runById(superseded.id)).toMatchObject({ status: 'fired' });
   });
 
-  /** Answers whose workflow path fails as a lock wait would: once `release` is called (at once without `held`), with a lock timeout. */
-  function answersWithLockedSteps(held = false): { answers: Answers; release: () => void; calls: () => number } {
+  /**
+   * Answers whose workflow path fails as a lock wait would: once `release` is
+   * called (at once without `held`), with a lock timeout. With `succeeds`, it
+   * completes every delivery it is given instead (without touching a row).
+   */
+  function answersWithLockedSteps(held = false, succeeds = false): { answers: Answers; release: () => void; calls: () => number } {
     const router = new RunRouter({ schema: 'timelane', windowMs: 30_000, wallNow: Date.now, owns: () => false, offerLocal: () => undefined, cancelLocal: () => undefined });
     const steps = new StepTransitions(router);
     let release = (): void => undefined;
     const lockHeld = held ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve();
-    const spy = vi.spyOn(steps, 'complete').mockImplementation(async () => {
+    const spy = vi.spyOn(steps, 'complete').mockImplementation(async (_tx, ds) => {
       await lockHeld;
+      if (succeeds) return { done: ds.map((d) => ({ id: d.runId, fence: d.fence, deliveries: d.deliveries })), afterCommit: () => undefined };
       throw new TimelaneError('unavailable', LOCKED, { cause: { code: '55P03' } });
     });
     return { answers: new Answers(db.pool, router, steps), release, calls: () => spy.mock.calls.length };
@@ -250,13 +255,21 @@ describe('complete', () => {
     expect((await again).map((e) => e?.message ?? null)).toEqual([LOCKED]);
   });
 
-  it('outcomes come back in the order sent, steps among others, and copies of a step\'s delivery share its outcome', async () => {
+  it('outcomes come back in the order sent, steps among others', async () => {
     const { answers: a } = answersWithLockedSteps();
     const [first, step, last] = [await firedRun(), await stepRun(), await firedRun()];
-    const out = await a.complete([full(refOf(first)), stepRef(step), full(refOf(step)), full(refOf(last))]);
-    expect(out.map((e) => e?.message ?? null)).toEqual([null, LOCKED, LOCKED, null]);
+    const out = await a.complete([full(refOf(first)), stepRef(step), full(refOf(last))]);
+    expect(out.map((e) => e?.message ?? null)).toEqual([null, LOCKED, null]);
     expect(await runById(first.id)).toMatchObject({ status: 'completed' });
     expect(await runById(last.id)).toMatchObject({ status: 'completed' });
+  });
+
+  it("copies of a step's delivery in one answer (only the first known as a step's) are written in one transaction, and share its outcome", async () => {
+    const { answers: a, calls } = answersWithLockedSteps(false, true);
+    const step = await stepRun();
+    // Before, the copy went the plain way and on to a second transaction (with a real workflow path: refused, the run already completed).
+    expect(await a.complete([stepRef(step), full(refOf(step))])).toEqual([null, null]);
+    expect(calls()).toBe(1);
   });
 });
 
