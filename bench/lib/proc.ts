@@ -150,8 +150,10 @@ export interface CpuUse {
    * Time spent runnable but waiting for a CPU over the phase, in % of its
    * duration: the daemon's and the worker's main threads (their event loops:
    * a timer or a message waits that long on top of any work), and our Postgres
-   * backends summed. On two cores shared by all of them this, not the
-   * daemon's own work, is much of the event loop's stalled time (bench/README.md).
+   * backends summed (those that ended before the phase did are not counted,
+   * as in the CPU figures). On two cores shared by all of them this is about
+   * as much of the daemon's stalled event loop as its own work (bench/README.md,
+   * twelfth session).
    */
   waits: { daemon: number; worker: number; postgresOurs: number };
 }
@@ -168,7 +170,9 @@ export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, who: { daemonPid: num
   // A process started during the phase waited from 0.
   const waited = (pid: number): number => {
     const end = b.procs.get(pid);
-    return end ? end.runDelayNs - (a.procs.get(pid)?.runDelayNs ?? 0) : NaN;
+    if (!end) return NaN;
+    const start = a.procs.get(pid)?.runDelayNs;
+    return end.runDelayNs - (start !== undefined && Number.isFinite(start) ? start : 0);
   };
   let pgOursWait = 0;
   let pgOurs = 0;
@@ -179,7 +183,9 @@ export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, who: { daemonPid: num
       // Backends show "postgres: <user> <database> <client> <state>".
       if (p.cmdline.includes(` ${who.database} `)) {
         pgOurs += used(pid);
-        pgOursWait += waited(pid);
+        // A backend whose figure could not be read (it ended meanwhile) is left out, not the sum.
+        const w = waited(pid);
+        if (Number.isFinite(w)) pgOursWait += w;
       }
       else pgOther += used(pid);
     } else if (p.comm.startsWith('redis-server')) redis += used(pid);
