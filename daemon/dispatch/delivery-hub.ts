@@ -9,7 +9,10 @@
  * of a run replaces any older copy (it carries the newer delivery identity).
  *
  * A stream that closes leaves its deliveries unanswered; the caller expires
- * their leases so the redelivery reaper hands them out again at once.
+ * their leases so the redelivery reaper hands them out again at once. A
+ * stream drained (its worker is closing) gets no more runs and its credit
+ * counts for no claim, while its deliveries stay in flight until answered.
+ * States of a stream: registered → (drained) → unregistered.
  *
  * A delivery lease is the worker's time to answer, so it runs from the
  * hand-out: a run that waited in `ready` (no stream with credit) long enough
@@ -87,6 +90,8 @@ export const ALL_QUEUES = '*';
 interface StreamState {
   sink: WorkerSink;
   inFlight: Map<number, DeliveryIdentity>;
+  /** Its worker is closing (drain): in no queue's list, its credit counted nowhere. */
+  drained: boolean;
 }
 
 export class DeliveryHub {
@@ -162,7 +167,7 @@ export class DeliveryHub {
    */
   room(): number {
     let credit = 0;
-    for (const st of this.streams.values()) credit += st.sink.credit;
+    for (const st of this.streams.values()) if (!st.drained) credit += st.sink.credit;
     const n = this.parkedQueues();
     let waiting = 0;
     for (const [queue, q] of this.ready) if (q.size > 0 && q.size < this.capOf(queue, n)) waiting += q.size;
@@ -184,7 +189,7 @@ export class DeliveryHub {
   }
 
   register(sink: WorkerSink): void {
-    const st: StreamState = { sink, inFlight: new Map() };
+    const st: StreamState = { sink, inFlight: new Map(), drained: false };
     this.streams.set(sink.id, st);
     for (const q of sink.queues) {
       const list = this.byQueue.get(q) ?? [];
@@ -199,13 +204,31 @@ export class DeliveryHub {
     const st = this.streams.get(id);
     if (!st) return [];
     this.streams.delete(id);
+    this.unlist(st);
+    for (const d of st.inFlight.values()) this.releasePermit(d);
+    return [...st.inFlight.values()];
+  }
+
+  /**
+   * The stream's worker is closing: no more runs for it, and its credit no
+   * longer makes room for claims. What it holds stays in flight (its answers
+   * settle it; unregister returns the rest). Runs parked for its queues wait
+   * for another stream, as if it had closed.
+   */
+  drain(id: number): void {
+    const st = this.streams.get(id);
+    if (!st || st.drained) return;
+    st.drained = true;
+    this.unlist(st);
+  }
+
+  /** Takes a stream out of the queues' lists: pick() no longer hands it runs. */
+  private unlist(st: StreamState): void {
     for (const q of st.sink.queues) {
       const list = (this.byQueue.get(q) ?? []).filter((s) => s !== st);
       if (list.length) this.byQueue.set(q, list);
       else this.byQueue.delete(q);
     }
-    for (const d of st.inFlight.values()) this.releasePermit(d);
-    return [...st.inFlight.values()];
   }
 
   /** Takes every run parked for credit (a stopping daemon hands them back to Postgres). */

@@ -5,6 +5,9 @@
  * closed. Closing leaves unanswered deliveries to be expired, so another
  * worker gets them at once (at-least-once).
  *
+ * A Drain (the worker is closing) ends the hand-out of runs to the stream;
+ * answers are still taken until the worker half-closes.
+ *
  * Per-run cost is what bounds a daemon, so the stream batches both ways:
  * every run handed to this stream in one tick leaves in one RunBatch
  * message, and a CompleteBatch is answered by one AckBatch.
@@ -133,6 +136,11 @@ function serveStream(ctx: ApiContext, call: Stream): void {
         ctx.metrics.workers.set(ctx.hub.streamCount);
         return;
       }
+      if (req.msg === 'drain') {
+        // Its worker is closing: no more runs here; its answers still come.
+        ctx.hub.drain(id);
+        return;
+      }
       traced?.received(req);
       const answerNow = (): void => answer(ctx, id, workerId, req, ack, (acks) => write({ acks: { acks } }));
       const unheld = tenant === null ? [] : answeredRunIds(req).filter((r) => !ctx.hub.holds(id, r));
@@ -229,7 +237,7 @@ function answer(ctx: ApiContext, streamId: number, workerId: string | null, req:
         return;
       }
       default:
-        throw invalidArgument('msg', req.msg === 'subscribe' ? 'subscribe may only be sent once' : 'one of complete, completes, fail or heartbeat is required');
+        throw invalidArgument('msg', req.msg === 'subscribe' ? 'subscribe may only be sent once' : 'one of complete, completes, fail, heartbeat or drain is required');
     }
   } catch (err) {
     ack(errorAck(ctx, runIdText, err));

@@ -17,6 +17,7 @@ import type { CompleteBatch as _timelane_v1_CompleteBatch, CompleteBatch__Output
 import type { CronSpec as _timelane_v1_CronSpec, CronSpec__Output as _timelane_v1_CronSpec__Output } from './timelane/v1/CronSpec.js';
 import type { DeliveredRun as _timelane_v1_DeliveredRun, DeliveredRun__Output as _timelane_v1_DeliveredRun__Output } from './timelane/v1/DeliveredRun.js';
 import type { DeliveryRef as _timelane_v1_DeliveryRef, DeliveryRef__Output as _timelane_v1_DeliveryRef__Output } from './timelane/v1/DeliveryRef.js';
+import type { Drain as _timelane_v1_Drain, Drain__Output as _timelane_v1_Drain__Output } from './timelane/v1/Drain.js';
 import type { DrainMemberRequest as _timelane_v1_DrainMemberRequest, DrainMemberRequest__Output as _timelane_v1_DrainMemberRequest__Output } from './timelane/v1/DrainMemberRequest.js';
 import type { DrainMemberResponse as _timelane_v1_DrainMemberResponse, DrainMemberResponse__Output as _timelane_v1_DrainMemberResponse__Output } from './timelane/v1/DrainMemberResponse.js';
 import type { Fail as _timelane_v1_Fail, Fail__Output as _timelane_v1_Fail__Output } from './timelane/v1/Fail.js';
@@ -122,6 +123,7 @@ export interface ProtoGrpcType {
       DeliveredRun: MessageTypeDefinition<_timelane_v1_DeliveredRun, _timelane_v1_DeliveredRun__Output>
       DeliveryMode: EnumTypeDefinition
       DeliveryRef: MessageTypeDefinition<_timelane_v1_DeliveryRef, _timelane_v1_DeliveryRef__Output>
+      Drain: MessageTypeDefinition<_timelane_v1_Drain, _timelane_v1_Drain__Output>
       DrainMemberRequest: MessageTypeDefinition<_timelane_v1_DrainMemberRequest, _timelane_v1_DrainMemberRequest__Output>
       DrainMemberResponse: MessageTypeDefinition<_timelane_v1_DrainMemberResponse, _timelane_v1_DrainMemberResponse__Output>
       DstGapPolicy: EnumTypeDefinition

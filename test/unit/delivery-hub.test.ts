@@ -155,6 +155,38 @@ describe('DeliveryHub', () => {
     expect(hub.backlog).toBe(1);
   });
 
+  it('a drained stream (its worker closing) gets no more runs and its credit makes no room, but its answers still settle and it still holds what it had', () => {
+    const hub = new DeliveryHub();
+    const [closing, other] = [sink(1000), sink(1)];
+    hub.register(closing);
+    hub.register(other);
+    hub.deliver(run(1));
+    hub.deliver(run(2));
+    expect(hub.room()).toBe(2 * 1001); // twice the open streams' credit
+    hub.drain(closing.id);
+    expect(hub.room()).toBe(1000); // the floor: the closing stream's credit no longer counts
+    // Before, each answer freed credit for another run, and a busy worker never became idle.
+    hub.settle(closing.id, 1);
+    for (let i = 3; i <= 5; i++) hub.deliver(run(i));
+    expect(ids(closing)).toEqual([1]);
+    expect(ids(other)).toEqual([2]);
+    expect(hub.backlog).toBe(3); // parked for another stream, not for the closing one
+    expect(hub.holds(closing.id, 1)).toBe(false);
+    hub.settle(other.id, 2);
+    expect(ids(other)).toEqual([2, 3]);
+    expect(hub.unregister(closing.id)).toEqual([]);
+  });
+
+  it('a drained stream keeps its unanswered deliveries until it closes', () => {
+    const hub = new DeliveryHub();
+    const w = sink(3);
+    hub.register(w);
+    hub.deliver(run(1));
+    hub.drain(w.id);
+    expect(hub.holds(w.id, 1)).toBe(true);
+    expect(hub.unregister(w.id)).toMatchObject([{ runId: 1 }]);
+  });
+
   it('after a stream leaves, round robin continues over the rest', () => {
     const hub = new DeliveryHub();
     const [a, b, c] = [sink(10), sink(10), sink(10)];

@@ -31,9 +31,10 @@
  *   deliveries of the run; one that answers a request forwarded from another
  *   session, or a resent answer, aborts nothing here (the delivery it refers
  *   to is not one still running here).
- * - On close, the stream is half-closed only once nothing is in flight
- *   (after that no answer could be sent); runs still unfinished at the
- *   timeout are aborted (their signal fires) and the call is cancelled.
+ * - On close, the daemon is first told to send no more runs (Drain); the
+ *   stream is half-closed only once nothing is in flight (after that no
+ *   answer could be sent); runs still unfinished at the timeout are aborted
+ *   (their signal fires) and the call is cancelled.
  */
 import type * as grpc from '@grpc/grpc-js';
 import type { WorkRequest } from '../proto/gen/timelane/v1/WorkRequest.js';
@@ -208,6 +209,11 @@ export class WorkerSession {
     clearTimeout(this.reconnectTimer);
     // Not waited for: the daemon redelivers a run whose answer it never recorded.
     for (const t of this.resendTimers) clearTimeout(t);
+    // No more runs: else each answer freed credit for a new run, and a busy
+    // worker never became idle (close aborted its handlers at the timeout and
+    // their runs were redelivered). Runs already on the way are still run.
+    // (A daemon that predates Subscribed predates Drain too.)
+    if (this.stream?.acceptsBatches) this.stream.send({ drain: {} });
     const started = Date.now();
     const idle = await this.waitIdle(timeoutMs);
     const stream = this.stream;

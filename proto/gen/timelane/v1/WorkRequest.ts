@@ -5,6 +5,7 @@ import type { Complete as _timelane_v1_Complete, Complete__Output as _timelane_v
 import type { Fail as _timelane_v1_Fail, Fail__Output as _timelane_v1_Fail__Output } from '../../timelane/v1/Fail.js';
 import type { Heartbeat as _timelane_v1_Heartbeat, Heartbeat__Output as _timelane_v1_Heartbeat__Output } from '../../timelane/v1/Heartbeat.js';
 import type { CompleteBatch as _timelane_v1_CompleteBatch, CompleteBatch__Output as _timelane_v1_CompleteBatch__Output } from '../../timelane/v1/CompleteBatch.js';
+import type { Drain as _timelane_v1_Drain, Drain__Output as _timelane_v1_Drain__Output } from '../../timelane/v1/Drain.js';
 
 export interface WorkRequest {
   'subscribe'?: (_timelane_v1_Subscribe | null);
@@ -12,7 +13,8 @@ export interface WorkRequest {
   'fail'?: (_timelane_v1_Fail | null);
   'heartbeat'?: (_timelane_v1_Heartbeat | null);
   'completes'?: (_timelane_v1_CompleteBatch | null);
-  'msg'?: "subscribe"|"complete"|"fail"|"heartbeat"|"completes";
+  'drain'?: (_timelane_v1_Drain | null);
+  'msg'?: "subscribe"|"complete"|"fail"|"heartbeat"|"completes"|"drain";
 }
 
 export interface WorkRequest__Output {
@@ -21,5 +23,6 @@ export interface WorkRequest__Output {
   'fail'?: (_timelane_v1_Fail__Output | null);
   'heartbeat'?: (_timelane_v1_Heartbeat__Output | null);
   'completes'?: (_timelane_v1_CompleteBatch__Output | null);
-  'msg'?: "subscribe"|"complete"|"fail"|"heartbeat"|"completes";
+  'drain'?: (_timelane_v1_Drain__Output | null);
+  'msg'?: "subscribe"|"complete"|"fail"|"heartbeat"|"completes"|"drain";
 }
