@@ -404,9 +404,11 @@ export class DeliveryHub {
       for (;;) {
         const q = this.ready.get(queue);
         const limit = gate.limitOf(queue);
-        if (!q || q.size === 0) return; // (re-read each turn: takeParked may have emptied it)
+        // Each way out drops the flag at once, not a microtask later: a pump() in
+        // between (register() right after deliver()) would find it set and do nothing.
+        if (!q || q.size === 0) return void this.permitting.delete(queue); // (re-read each turn: takeParked may have emptied it)
         const st = this.pick(queue);
-        if (!st) return; // resumed by settle()/register() → pump()
+        if (!st) return void this.permitting.delete(queue); // resumed by settle()/register() → pump()
         if (!limit) {
           // The limit was lifted: the plain path takes over.
           this.permitting.delete(queue);
@@ -436,7 +438,7 @@ export class DeliveryHub {
         else this.send(target, run, true);
       }
     };
-    void step().finally(() => this.permitting.delete(queue));
+    void step().catch(() => this.permitting.delete(queue));
   }
 
   /** Gives a delivery's permit back, whether or not its queue is still limited. */
@@ -465,6 +467,7 @@ export class DeliveryHub {
         if (expiresAt !== null) return handOut(expiresAt);
         // Superseded in Postgres (the reaper re-claimed it): the newer delivery comes through deliver().
         st.inFlight.delete(run.id);
+        this.releasePermit(identity); // else a limited queue's permit stays taken until it lapses (an hour)
         for (const q of st.sink.queues) this.pump(q);
       },
       // Postgres unreachable: hand it out under the claim's lease; at-least-once still holds.

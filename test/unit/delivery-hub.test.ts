@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { FiredRunRow } from '../../daemon/db/queries/columns.js';
 import { ALL_QUEUES, DeliveryHub, MIN_CLAIM_BATCH, type WorkerSink } from '../../daemon/dispatch/delivery-hub.js';
 import { firedRunRow } from '../helpers/fired-run.js';
+import { LocalPermits } from '../../daemon/dispatch/queue-limits.js';
 
 const run = firedRunRow;
 
@@ -185,6 +186,42 @@ describe('DeliveryHub', () => {
     hub.drain(w.id);
     expect(hub.holds(w.id, 1)).toBe(true);
     expect(hub.unregister(w.id)).toMatchObject([{ runId: 1 }]);
+  });
+
+  it('a run of a limited queue parked just before a stream registers (same tick) goes to it at once', async () => {
+    const permits = new LocalPermits();
+    const limit = { maxInFlight: 5, maxPerSecond: 0 };
+    const gate = {
+      limitOf: (queue: string) => (queue === 'q' ? limit : undefined),
+      acquire: (queue: string, runId: number, l: typeof limit, nowMs: number, untilMs: number) => permits.acquire(queue, runId, l, nowMs, untilMs),
+      release: (queue: string, runId: number) => void permits.release(queue, runId),
+    };
+    const hub = new DeliveryHub(undefined, undefined, Date.now, gate);
+    hub.deliver(run(1));
+    const w = sink(5);
+    // Before: the permit loop's flag was dropped a microtask late, so this pump did nothing and the run waited for the next trigger.
+    hub.register(w);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(ids(w)).toEqual([1]);
+  });
+
+  it("a limited queue's permit is given back when the lease renewal of a run that waited finds it superseded", async () => {
+    const permits = new LocalPermits();
+    const limit = { maxInFlight: 1, maxPerSecond: 0 };
+    const gate = {
+      limitOf: (queue: string) => (queue === 'q' ? limit : undefined),
+      acquire: (queue: string, runId: number, l: typeof limit, nowMs: number, untilMs: number) => permits.acquire(queue, runId, l, nowMs, untilMs),
+      release: (queue: string, runId: number) => void permits.release(queue, runId),
+    };
+    // The renewal answers null: the run was redelivered (and maybe completed) elsewhere meanwhile.
+    const hub = new DeliveryHub(undefined, async () => null, Date.now, gate);
+    const now = Date.now();
+    // Parked past half its lease before any stream came: its hand-out renews the lease first.
+    hub.deliver(run(1, { claimed_at_ms: now - 50_000, lease_expires_at_ms: now + 10_000 }));
+    hub.register(sink(5));
+    await new Promise((r) => setTimeout(r, 20));
+    // Before: 'in_flight' for an hour (PERMIT_MAX_MS), the queue blocked.
+    expect(await permits.acquire('q', 2, limit, Date.now(), Date.now() + 1_000)).toBe(true);
   });
 
   it('after a stream leaves, round robin continues over the rest', () => {
