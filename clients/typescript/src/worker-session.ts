@@ -27,10 +27,12 @@
  *   Postgres is away) is sent again after a growing pause, up to
  *   MAX_ANSWER_RESENDS times — else the run would be delivered again after
  *   its lease although its handler is done.
- * - A FAILED_PRECONDITION ack (superseded) aborts this session's older
- *   deliveries of the run; one that answers a request forwarded from another
- *   session, or a resent answer, aborts nothing here (the delivery it refers
- *   to is not one still running here).
+ * - A FAILED_PRECONDITION ack (superseded) aborts this session's
+ *   deliveries of the run it makes stale: for a Complete or Fail, those no
+ *   newer than the one it answered (never the run's newer delivery running
+ *   here); for a heartbeat, the older ones. One that answers a request
+ *   forwarded from another session, or a resent answer, aborts nothing here
+ *   (the delivery it refers to is not one still running here).
  * - On close, the daemon is first told to send no more runs (Drain); the
  *   stream is half-closed only once nothing is in flight (after that no
  *   answer could be sent); runs still unfinished at the timeout are aborted
@@ -367,9 +369,9 @@ export class WorkerSession {
     if (ack.code !== UNAVAILABLE) this.resends.delete(ack.runId);
     if (ack.code !== 0) {
       this.opts.stats.rejected++;
-      // 9 FAILED_PRECONDITION: a delivery of this run was superseded. Abort the
-      // older of our deliveries of it (all but the newest; the only one if alone).
-      if (ack.code === 9 && !this.wasForwarded(ack.runId) && !resent) this.abortSuperseded(ack.runId);
+      // 9 FAILED_PRECONDITION: a delivery of this run was superseded. Abort
+      // those of ours it makes stale (see abortSuperseded).
+      if (ack.code === 9 && !this.wasForwarded(ack.runId) && !resent) this.abortSuperseded(ack.runId, answer);
       if (ack.code === UNAVAILABLE && answer) this.resendLater(ack.runId, answer);
     }
     this.opts.onAck?.(ack);
@@ -398,10 +400,24 @@ export class WorkerSession {
     return true;
   }
 
-  private abortSuperseded(runId: string): void {
+  /**
+   * The daemon refused an answer for `runId` as superseded. A refused Complete
+   * or Fail (`answer`) names its delivery, whose handler has ended: only our
+   * deliveries no newer than it are stale — never a newer one still running
+   * here (the run handed out again to this worker after a lease ran out:
+   * aborting it made a handler honouring its signal fail, spending an
+   * attempt). A refused heartbeat names no delivery we keep: the older of
+   * ours are stale (all but the newest; the only one if alone).
+   */
+  private abortSuperseded(runId: string, answer?: WorkRequest): void {
     const mine = [...this.active].filter((a) => a.run.runId === runId);
     mine.sort((a, b) => a.run.fence - b.run.fence || a.run.delivery - b.run.delivery);
-    const stale = mine.length === 1 ? mine : mine.slice(0, -1);
+    const ref = answer?.complete?.ref ?? answer?.fail?.ref;
+    const stale = ref
+      ? mine.filter((a) => a.run.fence < Number(ref.fence) || (a.run.fence === Number(ref.fence) && a.run.delivery <= (ref.delivery ?? 0)))
+      : mine.length === 1
+        ? mine
+        : mine.slice(0, -1);
     for (const a of stale) a.abort.abort(new Error(`timelane: delivery ${a.run.delivery} of run ${runId} was superseded`));
   }
 
