@@ -10,7 +10,11 @@
  * resolves well before its timeout, no handler's signal fired, every run it
  * started is completed in Postgres, and a second worker then gets every
  * other run — each run handled exactly once.
+ *
+ * And a process whose handler ignores its signal exits once close() gave up
+ * on it: its heartbeat timer (heartbeatEveryMs) kept it alive for ever.
  */
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { TimelaneClient } from '@timelane/client';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
@@ -81,4 +85,26 @@ it('a busy worker closes at once: it is sent no more runs, answers what it holds
   workers.push(second);
   expect(await waitUntil(async () => [...(await runStatuses(db.pool, ids)).values()].every((s) => s === 'completed'), 30_000)).toBe(true);
   expect(ids.filter((id) => recorder.count(id) !== 1)).toEqual([]);
+});
+
+it('a process whose handler ignores its signal exits after close() gives up on it (its heartbeat timer stops)', async () => {
+  // A user's worker process: one run, a handler that never settles, close(100), nothing else left.
+  const script = `
+    import { TimelaneClient, createWorker } from '@timelane/client';
+    const address = process.argv[1];
+    const client = new TimelaneClient(address);
+    const worker = createWorker({
+      address, queues: ['close-stuck'], concurrency: 1, heartbeatEveryMs: 20,
+      handler: () => { setTimeout(async () => { await worker.close(100); client.close(); process.stdout.write('closed\\n'); }, 50); return new Promise(() => {}); },
+    });
+    await client.schedule({ queue: 'close-stuck', delayMs: 100 });
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script, daemon!.address], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const code = await Promise.race([exited, sleep(10_000).then(() => 'still running' as const)]);
+  if (code === 'still running') child.kill('SIGKILL');
+  // Before: still running (the heartbeat interval of the abandoned handler fired for ever).
+  expect({ out, code }).toEqual({ out: 'closed\n', code: 0 });
 });

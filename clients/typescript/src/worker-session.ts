@@ -112,6 +112,8 @@ export interface SessionOptions {
 interface Active {
   run: DeliveredRunInfo;
   abort: RunAbort;
+  /** Its heartbeatEveryMs timer: cleared when the handler settles, or when the session gives up on it. */
+  beat?: NodeJS.Timeout;
 }
 
 /**
@@ -221,7 +223,11 @@ export class WorkerSession {
     const stream = this.stream;
     if (!idle) {
       this.abandoned = true;
-      for (const a of this.active) a.abort.abort(new Error('timelane: worker closed before the handler finished'));
+      for (const a of this.active) {
+        // A handler that ignores its signal must not keep the process alive through its heartbeat timer.
+        clearInterval(a.beat);
+        a.abort.abort(new Error('timelane: worker closed before the handler finished'));
+      }
       this.backlog.length = 0;
       stream?.cancel();
     } else if (stream) {
@@ -287,6 +293,7 @@ export class WorkerSession {
     };
     const every = this.opts.heartbeatEveryMs;
     const timer = every ? setInterval(() => heartbeat(), every) : undefined;
+    entry.beat = timer;
     try {
       // In a span that continues the run's trace (a no-op without an OpenTelemetry SDK).
       const context = handlerContext(heartbeat, entry.abort);
