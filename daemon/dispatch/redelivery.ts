@@ -22,6 +22,8 @@ const BATCH = 1000;
 export class RedeliveryReaper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  /** Stopped: kicks (a stream closed) start no pass. */
+  private stopped = true;
 
   constructor(
     private readonly db: Db,
@@ -37,11 +39,12 @@ export class RedeliveryReaper {
   ) {}
 
   start(): void {
+    this.stopped = false;
     this.timer = setInterval(() => this.kick(), this.intervalMs);
   }
 
   kick(): void {
-    if (this.running) return;
+    if (this.running || this.stopped) return;
     this.running = this.reap()
       .catch((err: unknown) => this.log.warn({ err: String(err) }, 'redelivery pass failed'))
       .finally(() => {
@@ -50,6 +53,7 @@ export class RedeliveryReaper {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running;

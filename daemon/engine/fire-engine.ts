@@ -299,6 +299,10 @@ export class FireEngine {
     await this.workflowRepair.stop();
     await this.claimer.drain(2_000);
     await this.gate.drain(this.opts.claimAheadMs + 100);
+    // No more redeliveries here: a pass after the hand-back below would take
+    // those runs again with a fresh lease, park them, and they would die with
+    // this process (the next owner then waits out that lease).
+    await this.reaper.stop();
     // Runs still parked for credit: their leases end now, so the next owner
     // redelivers them at once rather than after a whole lease.
     const parked = this.hub.takeParked();

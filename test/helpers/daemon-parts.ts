@@ -64,6 +64,8 @@ export interface PartsOptions {
   claimAheadMs?: number;
   /** Credit of the recording sink (it never answers): past it, runs park in the hub. @defaultValue unlimited */
   recorderCredit?: number;
+  /** @defaultValue 600,000 (no pass in a test's time unless kicked) */
+  reapIntervalMs?: number;
 }
 
 export interface LostEvent {
@@ -115,7 +117,7 @@ export class DaemonParts {
       maxInWindow: opts.maxInWindow ?? 1_000_000,
       loadIntervalMs: opts.loadIntervalMs ?? 200,
       repairIntervalMs: opts.repairIntervalMs ?? 600_000,
-      reapIntervalMs: 600_000,
+      reapIntervalMs: opts.reapIntervalMs ?? 600_000,
       claimAheadMs: opts.claimAheadMs ?? DEFAULT_CLAIM_AHEAD_MS,
       listen: null,
       permits: new LocalPermits(),

@@ -17,7 +17,8 @@ afterAll(async () => {
 describe('engine drain', () => {
   it('hands runs parked for credit back with their lease ended; the one sent keeps its lease', async () => {
     db = await createTestDatabase(1);
-    parts = new DaemonParts({ db: db.pool, shardCount: 1, recorderCredit: 1 });
+    // The reaper passes every 50 ms: none may take the handed-back run again while the daemon stops.
+    parts = new DaemonParts({ db: db.pool, shardCount: 1, recorderCredit: 1, reapIntervalMs: 50 });
     const p = parts;
     await p.own([0]);
     const due = Date.now() + 200;
@@ -28,10 +29,14 @@ describe('engine drain', () => {
     const parked = ids.find((id) => id !== sent)!;
 
     const before = Date.now();
+    const deliveriesBefore = (await runStates(db.pool, [parked])).get(parked)!.deliveries;
     await p.engine.drain();
     expect(p.engine.hub.backlog).toBe(0);
+    // The shards are released only after drain (daemon.ts): reaper passes could still run meanwhile.
+    await new Promise((r) => setTimeout(r, 300));
     const states = await runStates(db.pool, ids);
-    expect(states.get(parked)).toMatchObject({ status: 'fired', fired_at_ms: null });
+    // Before: redelivered by a pass after the hand-back (deliveries + 1, a fresh 60 s lease), parked again.
+    expect(states.get(parked)).toMatchObject({ status: 'fired', fired_at_ms: null, deliveries: deliveriesBefore });
     expect(states.get(parked)!.lease_expires_at_ms!).toBeLessThanOrEqual(before + 1_000);
     expect(states.get(sent)!.lease_expires_at_ms!).toBeGreaterThan(before + 50_000);
   });
