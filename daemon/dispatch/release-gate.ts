@@ -5,7 +5,8 @@
  * fast lane, and is handed to delivery exactly at its due time — never
  * before (monotonic deadline plus the wall-clock guard of FastLane).
  *
- * Owns the claimed-but-not-yet-due runs. They were claimed under a valid
+ * Owns the claimed-but-not-yet-due runs (take() removes one whose job was
+ * cancelled meanwhile: it never goes out). They were claimed under a valid
  * fence, so they are released even if the shard is lost meanwhile (the new
  * owner sees them as fired and will not claim them again). If the daemon dies
  * here, at-least-once runs are redelivered when their lease expires;
@@ -54,6 +55,13 @@ export class ReleaseGate {
 
   get size(): number {
     return this.waiting.size;
+  }
+
+  /** Takes a run back before its release (its job was cancelled meanwhile); undefined if not held here. */
+  take(runId: number): FiredRunRow | undefined {
+    const run = this.waiting.get(runId);
+    if (run) this.waiting.delete(runId); // its lane entry fires into nothing
+    return run;
   }
 
   /** Resolves when every admitted run has been released (graceful stop), or after `maxMs`. */

@@ -95,6 +95,8 @@ export interface FireEngineOptions {
 
 /** Unanswered deliveries get their hand-off time written after this long. */
 const RECORD_HAND_OFF_AFTER_MS = 1_000;
+/** A cancel that found its run nowhere here is kept this long: the run's claim may still return it (bounded by the statement timeout). */
+const CANCEL_MEMORY_MS = 15_000;
 
 /** The shards we hold whose lease is provably valid, as fenced-statement parameters (what a claim would fire under). */
 function validFences(fences: ShardFences): FenceArrays {
@@ -107,6 +109,8 @@ export class FireEngine {
   readonly loader: WindowLoader;
   readonly claimer: Claimer;
   readonly gate: ReleaseGate;
+  /** Runs asked to stop that were nowhere here yet (their claim under way), by when (performance.now()). */
+  private readonly cancelledLately = new Map<number, number>();
   readonly hub: DeliveryHub;
   readonly answers: Answers;
   readonly router: RunRouter;
@@ -137,7 +141,7 @@ export class FireEngine {
           metrics.fired.inc();
           // Fired by the transaction that made it: this is its claim (and its trace's start).
           tracing?.claimed(run, false);
-          this.gate.admit(run);
+          this.admit(run);
         },
       },
     });
@@ -172,9 +176,9 @@ export class FireEngine {
       deliver: tracing
         ? (run) => {
             tracing.claimed(run, false);
-            this.gate.admit(run);
+            this.admit(run);
           }
-        : (run) => this.gate.admit(run),
+        : (run) => this.admit(run),
       reoffer: (run) => this.loader.offer(run),
       cancelRunning: (runId, reason) => this.cancelRunning(runId, reason),
       metrics,
@@ -355,17 +359,34 @@ export class FireEngine {
   }
 
   /**
-   * A running run was asked to stop (it is marked in Postgres): tell the
-   * worker stream holding it. One still parked for credit never goes out:
-   * its lease ends now, and the reaper ends it as cancelled.
+   * A fired run was asked to stop (it is marked in Postgres): tell the
+   * worker stream holding it. One not handed out yet — held in the release
+   * gate until its due time (claimed ahead), or parked for credit — never
+   * goes out: its lease ends now, and the reaper ends it as cancelled. One
+   * whose claim has not returned yet is remembered, and ends so when it does.
    */
   cancelRunning(runId: number, reason: string): void {
-    const { parked } = this.hub.cancel(runId, reason);
-    if (!parked) return;
+    const held = this.gate.take(runId);
+    const { told, parked } = held ? { told: false, parked: held } : this.hub.cancel(runId, reason);
+    if (parked) return this.endCancelled(parked);
+    if (told) return;
+    const now = performance.now();
+    for (const [id, at] of this.cancelledLately) if (now - at > CANCEL_MEMORY_MS) this.cancelledLately.delete(id);
+    this.cancelledLately.set(runId, now);
+  }
+
+  /** A claimed run goes to the release gate, unless its job was cancelled while its claim was under way. */
+  private admit(run: FiredRunRow): void {
+    if (this.cancelledLately.size > 0 && this.cancelledLately.delete(run.id)) return this.endCancelled(run);
+    this.gate.admit(run);
+  }
+
+  /** A cancelled run never handed out: its lease ends now, and the reaper ends it as cancelled. */
+  private endCancelled(run: FiredRunRow): void {
     this.answers
-      .expire([{ runId: parked.id, shard: parked.shard, fence: parked.fence, deliveries: parked.deliveries, sentAtMs: null }])
+      .expire([{ runId: run.id, shard: run.shard, fence: run.fence, deliveries: run.deliveries, sentAtMs: null }])
       .then(() => this.reaper.kick())
-      .catch((err: unknown) => this.opts.log.warn({ err: String(err), runId }, 'could not end the lease of a cancelled run'));
+      .catch((err: unknown) => this.opts.log.warn({ err: String(err), runId: run.id }, 'could not end the lease of a cancelled run'));
   }
 
   /** A worker stream closed and its deliveries were expired: redeliver them now. */
