@@ -19,6 +19,18 @@ function sink(credit: number, queues: string[] = ['q']): TestSink {
 
 const ids = (s: TestSink): number[] => s.got.map((r) => r.id);
 
+/** A delivery gate over in-process permits that limits queue 'q' to `maxInFlight`. */
+function limitedQueue(maxInFlight: number) {
+  const permits = new LocalPermits();
+  const limit = { maxInFlight, maxPerSecond: 0 };
+  const gate = {
+    limitOf: (queue: string) => (queue === 'q' ? limit : undefined),
+    acquire: (queue: string, runId: number, l: typeof limit, nowMs: number, untilMs: number) => permits.acquire(queue, runId, l, nowMs, untilMs),
+    release: (queue: string, runId: number) => void permits.release(queue, runId),
+  };
+  return { gate, permits, limit };
+}
+
 describe('DeliveryHub', () => {
   it('respects each stream’s credit and parks the rest', () => {
     const hub = new DeliveryHub();
@@ -189,13 +201,7 @@ describe('DeliveryHub', () => {
   });
 
   it('a run of a limited queue parked just before a stream registers (same tick) goes to it at once', async () => {
-    const permits = new LocalPermits();
-    const limit = { maxInFlight: 5, maxPerSecond: 0 };
-    const gate = {
-      limitOf: (queue: string) => (queue === 'q' ? limit : undefined),
-      acquire: (queue: string, runId: number, l: typeof limit, nowMs: number, untilMs: number) => permits.acquire(queue, runId, l, nowMs, untilMs),
-      release: (queue: string, runId: number) => void permits.release(queue, runId),
-    };
+    const { gate } = limitedQueue(5);
     const hub = new DeliveryHub(undefined, undefined, Date.now, gate);
     hub.deliver(run(1));
     const w = sink(5);
@@ -206,13 +212,7 @@ describe('DeliveryHub', () => {
   });
 
   it("a limited queue's permit is given back when the lease renewal of a run that waited finds it superseded", async () => {
-    const permits = new LocalPermits();
-    const limit = { maxInFlight: 1, maxPerSecond: 0 };
-    const gate = {
-      limitOf: (queue: string) => (queue === 'q' ? limit : undefined),
-      acquire: (queue: string, runId: number, l: typeof limit, nowMs: number, untilMs: number) => permits.acquire(queue, runId, l, nowMs, untilMs),
-      release: (queue: string, runId: number) => void permits.release(queue, runId),
-    };
+    const { gate, permits, limit } = limitedQueue(1);
     // The renewal answers null: the run was redelivered (and maybe completed) elsewhere meanwhile.
     const hub = new DeliveryHub(undefined, async () => null, Date.now, gate);
     const now = Date.now();
