@@ -464,6 +464,12 @@ export class DeliveryHub {
     this.renewLease!(run).then(
       (expiresAt) => {
         if (!current()) return; // stream gone (its deliveries get expired) or a newer delivery took over
+        if (expiresAt !== null && st.drained) {
+          // Its worker is closing: the run (its lease restarted) goes to another stream, or waits for one.
+          st.inFlight.delete(run.id);
+          this.releasePermit(identity);
+          return this.deliver({ ...run, lease_expires_at_ms: expiresAt });
+        }
         if (expiresAt !== null) return handOut(expiresAt);
         // Superseded in Postgres (the reaper re-claimed it): the newer delivery comes through deliver().
         st.inFlight.delete(run.id);

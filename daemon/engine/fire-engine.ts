@@ -21,8 +21,9 @@
  *
  * States: constructed → running (start) → draining (drain: no new fires;
  * claims in flight finish and claimed runs are released to workers, since
- * they are `fired` in Postgres; runs still parked for worker credit go back
- * with their lease ended, for the next owner to redeliver) → stopped (stop).
+ * they are `fired` in Postgres; the redelivery reaper stops; runs still
+ * parked for worker credit go back with their lease ended, for the next
+ * owner to redeliver) → stopped (stop).
  *
  * Owns its pools' use, not the pools: claims, answers and window work each get
  * connections no API query can take (DESIGN: work that proves ownership never
@@ -95,8 +96,13 @@ export interface FireEngineOptions {
 
 /** Unanswered deliveries get their hand-off time written after this long. */
 const RECORD_HAND_OFF_AFTER_MS = 1_000;
-/** A cancel that found its run nowhere here is kept this long: the run's claim may still return it (bounded by the statement timeout). */
+/**
+ * A cancel that found its run nowhere here is kept this long: the run's claim
+ * may still return it (a claim is bounded by the statement timeout, 10 s by
+ * default). Every member hears every cancel, so at most this many are kept.
+ */
 const CANCEL_MEMORY_MS = 15_000;
+const MAX_CANCELS_REMEMBERED = 10_000;
 
 /** The shards we hold whose lease is provably valid, as fenced-statement parameters (what a claim would fire under). */
 function validFences(fences: ShardFences): FenceArrays {
@@ -370,8 +376,13 @@ export class FireEngine {
     const { told, parked } = held ? { told: false, parked: held } : this.hub.cancel(runId, reason);
     if (parked) return this.endCancelled(parked);
     if (told) return;
+    // Oldest first (insertion order): stop at the first one still fresh.
     const now = performance.now();
-    for (const [id, at] of this.cancelledLately) if (now - at > CANCEL_MEMORY_MS) this.cancelledLately.delete(id);
+    for (const [id, at] of this.cancelledLately) {
+      if (now - at <= CANCEL_MEMORY_MS && this.cancelledLately.size < MAX_CANCELS_REMEMBERED) break;
+      this.cancelledLately.delete(id);
+    }
+    this.cancelledLately.delete(runId);
     this.cancelledLately.set(runId, now);
   }
 

@@ -17,7 +17,7 @@ import { closeClient, collectRuns, openClient, sleep, startDaemon, stopDaemon, w
 
 const SHARDS = 2;
 const QUEUE = 'cancel-claimed-ahead';
-/** The longest claim-ahead: the run waits in the gate for up to a second. */
+/** The longest claim-ahead: a lone run is claimed about half of it (500 ms) before due, and waits in the gate until then. */
 const CLAIM_AHEAD_MS = 1_000;
 
 let db: TestDatabase;
@@ -43,13 +43,24 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** Schedules a run and cancels it once it is claimed, still before its due time; another try if a loaded machine missed that window. */
+async function cancelClaimedAhead(): Promise<{ runId: string; dueAt: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const dueAt = Date.now() + 2_500;
+    const { job, run } = await client.schedule({ queue: QUEUE, at: dueAt });
+    // Claimed ahead: fired in Postgres, held by the daemon until due.
+    const claimed = await waitUntil(async () => (await runStatuses(db.pool, [run.id])).get(run.id) === 'fired', dueAt - Date.now(), 10);
+    if (claimed && Date.now() < dueAt - 150) {
+      await client.cancelJob(job.id);
+      if (Date.now() < dueAt - 20) return { runId: run.id, dueAt };
+    }
+    if (attempt >= 5) throw new Error('never caught a run between its claim and its due time');
+  }
+}
+
 it('a run cancelled after its claim, before its due time, never reaches a worker and ends cancelled', async () => {
-  const dueAt = Date.now() + 2_500;
-  const { job, run } = await client.schedule({ queue: QUEUE, at: dueAt });
-  // Claimed ahead: fired in Postgres, held by the daemon until due.
-  expect(await waitUntil(async () => (await runStatuses(db.pool, [run.id])).get(run.id) === 'fired', 3_000, 20)).toBe(true);
-  expect(Date.now()).toBeLessThan(dueAt - 200); // still well before its due time
-  await client.cancelJob(job.id);
+  const { runId, dueAt } = await cancelClaimedAhead();
+  const run = { id: runId };
 
   await sleep(Math.max(0, dueAt - Date.now()) + 1_000);
   // Before: delivered at its due time, and completed.

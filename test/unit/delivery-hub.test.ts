@@ -190,6 +190,23 @@ describe('DeliveryHub', () => {
     expect(hub.unregister(closing.id)).toEqual([]);
   });
 
+  it('a run whose lease renewal was under way when its stream was drained goes to another stream, with its renewed lease', async () => {
+    let renewed: (expiresAt: number) => void = () => undefined;
+    const hub = new DeliveryHub(undefined, () => new Promise<number | null>((resolve) => (renewed = resolve)));
+    const now = Date.now();
+    hub.deliver(run(1, { claimed_at_ms: now - 50_000, lease_expires_at_ms: now + 10_000 })); // parked past half its lease
+    const closing = sink(5);
+    hub.register(closing); // its hand-out renews the lease first
+    const other = sink(5);
+    hub.register(other);
+    hub.drain(closing.id);
+    renewed(now + 60_000);
+    await new Promise((r) => setTimeout(r, 10));
+    // Before: sent to the closing stream after all.
+    expect(ids(closing)).toEqual([]);
+    expect(other.got.map((r) => [r.id, r.lease_expires_at_ms])).toEqual([[1, now + 60_000]]);
+  });
+
   it('a drained stream keeps its unanswered deliveries until it closes', () => {
     const hub = new DeliveryHub();
     const w = sink(3);

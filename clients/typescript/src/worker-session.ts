@@ -216,7 +216,8 @@ export class WorkerSession {
     // No more runs: else each answer freed credit for a new run, and a busy
     // worker never became idle (close aborted its handlers at the timeout and
     // their runs were redelivered). Runs already on the way are still run.
-    // (A daemon that predates Subscribed predates Drain too.)
+    // Only to a daemon that answered Subscribe (older ones know neither; a
+    // close before Subscribed arrived sends none).
     if (this.stream?.acceptsBatches) this.stream.send({ drain: {} });
     const started = Date.now();
     const idle = await this.waitIdle(timeoutMs);
@@ -366,8 +367,13 @@ export class WorkerSession {
   private acked(ack: AckInfo): void {
     const beats = this.beatsOut.get(ack.runId) ?? 0;
     let answer: WorkRequest | undefined;
-    if (beats > 1) this.beatsOut.set(ack.runId, beats - 1);
-    else if (beats === 1) this.beatsOut.delete(ack.runId);
+    // A refusal (superseded) while a Complete or Fail of the run is unacked is that
+    // answer's: its delivery has ended, so a newer delivery of the run running here
+    // — the only one that could have sent the heartbeats — is current, and its
+    // heartbeats are not refused. (Taken for a heartbeat's, it aborted that delivery.)
+    const answerFirst = ack.code === 9 && this.unacked.has(ack.runId);
+    if (!answerFirst && beats > 1) this.beatsOut.set(ack.runId, beats - 1);
+    else if (!answerFirst && beats === 1) this.beatsOut.delete(ack.runId);
     else {
       answer = this.unacked.get(ack.runId);
       this.unacked.delete(ack.runId);
