@@ -92,6 +92,9 @@ interface StreamState {
   inFlight: Map<number, DeliveryIdentity>;
   /** Its worker is closing (drain): in no queue's list, its credit counted nowhere. */
   drained: boolean;
+  /** Its queues, and which one pumpFor starts from next. */
+  queues: string[];
+  nextQueue: number;
 }
 
 export class DeliveryHub {
@@ -189,7 +192,7 @@ export class DeliveryHub {
   }
 
   register(sink: WorkerSink): void {
-    const st: StreamState = { sink, inFlight: new Map(), drained: false };
+    const st: StreamState = { sink, inFlight: new Map(), drained: false, queues: [...sink.queues], nextQueue: 0 };
     this.streams.set(sink.id, st);
     for (const q of sink.queues) {
       const list = this.byQueue.get(q) ?? [];
@@ -266,7 +269,7 @@ export class DeliveryHub {
 
   /** A run ended without its worker's answer (cancelled at its lease end): its credit and permit are free. */
   drop(runId: number): void {
-    for (const st of this.forget(runId)) for (const q of st.sink.queues) this.pump(q);
+    for (const st of this.forget(runId)) this.pumpFor(st);
   }
 
   /** Hands a claimed run to a stream with credit, or parks it until one has. */
@@ -283,7 +286,7 @@ export class DeliveryHub {
       if (this.gate?.limitOf(run.queue)) this.pump(run.queue);
     }
     // The superseded copy's stream has credit again: runs parked on its other queues may go now.
-    for (const f of freed) for (const q of f.sink.queues) this.pump(q);
+    for (const f of freed) this.pumpFor(f);
   }
 
   /**
@@ -298,7 +301,7 @@ export class DeliveryHub {
     if (which && (held.fence !== which.fence || held.deliveries !== which.deliveries)) return undefined;
     st.inFlight.delete(runId);
     this.releasePermit(held);
-    for (const q of st.sink.queues) this.pump(q);
+    this.pumpFor(st);
     return held;
   }
 
@@ -374,6 +377,18 @@ export class DeliveryHub {
     st.inFlight.set(run.id, identityOf(run, sentAtMs, permit));
     st.sink.send(run, sentAtMs);
     this.onSent?.(run);
+  }
+
+  /**
+   * A stream has credit again: pump its queues, starting one further each
+   * time. Always from its first queue, a queue kept full by the claim took
+   * every freed credit and the stream's other queues starved.
+   */
+  private pumpFor(st: StreamState): void {
+    const queues = st.queues;
+    const n = queues.length;
+    const start = st.nextQueue++ % n;
+    for (let i = 0; i < n; i++) this.pump(queues[(start + i) % n]);
   }
 
   private pump(queue: string): void {
@@ -474,7 +489,7 @@ export class DeliveryHub {
         // Superseded in Postgres (the reaper re-claimed it): the newer delivery comes through deliver().
         st.inFlight.delete(run.id);
         this.releasePermit(identity); // else a limited queue's permit stays taken until it lapses (an hour)
-        for (const q of st.sink.queues) this.pump(q);
+        this.pumpFor(st);
       },
       // Postgres unreachable: hand it out under the claim's lease; at-least-once still holds.
       () => {

@@ -241,6 +241,17 @@ describe('DeliveryHub', () => {
     expect(await permits.acquire('q', 2, limit, Date.now(), Date.now() + 1_000)).toBe(true);
   });
 
+  it('credit freed on a stream of several queues goes to each queue in turn: one kept full does not starve the others', () => {
+    const hub = new DeliveryHub();
+    const w = sink(1, ['a', 'b']);
+    hub.register(w);
+    hub.deliver(run(1, { queue: 'a' }));
+    for (const [id, queue] of [[2, 'a'], [3, 'a'], [4, 'b'], [5, 'a']] as const) hub.deliver(run(id, { queue }));
+    for (const id of [1, 2, 4]) hub.settle(w.id, id);
+    // Before: 1, 2, 3, 5 — run 4 (queue b) waited until queue a was empty.
+    expect(ids(w)).toEqual([1, 2, 4, 3]);
+  });
+
   it('after a stream leaves, round robin continues over the rest', () => {
     const hub = new DeliveryHub();
     const [a, b, c] = [sink(10), sink(10), sink(10)];
