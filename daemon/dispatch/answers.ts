@@ -132,8 +132,11 @@ export class Answers {
   }
 
   /** Completes deliveries (batched with others, steps apart); per delivery, in order, null or the refusal. */
-  async complete(ds: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
-    if (!ds.some((d) => d.step)) return this.completes.completeAll(ds);
+  complete(ds: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
+    return ds.some((d) => d.step) ? this.completeWithSteps(ds) : this.completes.completeAll(ds);
+  }
+
+  private async completeWithSteps(ds: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
     // Only a delivery's first copy is known as a step (the hub forgets it once settled): its copies go with it, and share its outcome.
     const stepKeys = new Set(ds.filter((d) => d.step).map(deliveryKey));
     const isStep = ds.map((d) => stepKeys.has(deliveryKey(d)));
@@ -294,6 +297,7 @@ export class Answers {
     // another stream: not known here as one), or superseded. They go on to the step
     // batcher, and settle there: a step's transaction may wait for its workflow run's
     // lock, and must not hold this batch's slot, nor the Completes written with it.
+    if (unmatched.length === 0) return ds.map(() => null);
     const stepped = new Map<string, Promise<Error | null>>();
     return ds.map((d, i) => {
       const k = deliveryKey(d);

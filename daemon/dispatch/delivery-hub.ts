@@ -493,7 +493,11 @@ export class DeliveryHub {
       },
       // Postgres unreachable: hand it out under the claim's lease; at-least-once still holds.
       () => {
-        if (current()) handOut(null);
+        if (!current()) return;
+        if (!st.drained) return handOut(null);
+        st.inFlight.delete(run.id);
+        this.releasePermit(identity);
+        this.deliver(run);
       },
     );
   }

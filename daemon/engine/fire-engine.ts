@@ -97,9 +97,10 @@ export interface FireEngineOptions {
 /** Unanswered deliveries get their hand-off time written after this long. */
 const RECORD_HAND_OFF_AFTER_MS = 1_000;
 /**
- * A cancel that found its run nowhere here is kept this long: the run's claim
- * may still return it (a claim is bounded by the statement timeout, 10 s by
- * default). Every member hears every cancel, so at most this many are kept.
+ * A cancel that found its run nowhere here is kept at least this long (it is
+ * forgotten at a later cancel): the run's claim may still return it (a claim
+ * is bounded by the statement timeout, 10 s by default). Every member hears
+ * every cancel, so at most this many are kept.
  */
 const CANCEL_MEMORY_MS = 15_000;
 const MAX_CANCELS_REMEMBERED = 10_000;
@@ -373,9 +374,11 @@ export class FireEngine {
    */
   cancelRunning(runId: number, reason: string): void {
     const held = this.gate.take(runId);
-    const { told, parked } = held ? { told: false, parked: held } : this.hub.cancel(runId, reason);
-    if (parked) return this.endCancelled(parked);
-    if (told) return;
+    // The hub too: a newer copy (redelivered by the reaper) may be out while an older one waited in the gate.
+    const { told, parked } = this.hub.cancel(runId, reason);
+    if (held) this.endCancelled(held);
+    if (parked) this.endCancelled(parked);
+    if (held || parked || told) return;
     // Oldest first (insertion order): stop at the first one still fresh.
     const now = performance.now();
     for (const [id, at] of this.cancelledLately) {

@@ -8,8 +8,10 @@
  * running, the current one. A handler that honours ctx.signal then threw,
  * and its retryable Fail spent an attempt for nothing.
  *
- * Asserted: the second delivery's signal never fires, it completes, and the
- * run ends completed on its first attempt (one run row for its job).
+ * Asserted (the first delivery's last heartbeat and its Complete both
+ * refused, as the acks name only the run): the second delivery's signal
+ * never fires, it completes, and the run ends completed on its first
+ * attempt (one run row for its job).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { AckInfo, TimelaneClient } from '@timelane/client';
@@ -19,7 +21,7 @@ import { closeClient, collectRuns, openClient, sleep, startDaemon, stopDaemon, w
 
 const SHARDS = 2;
 const QUEUE = 'superseded-answer';
-const LEASE_MS = 1_000;
+const LEASE_MS = 2_000;
 const FAILED_PRECONDITION = 9;
 
 let db: TestDatabase;
@@ -51,14 +53,19 @@ it("a superseded delivery's refused Complete does not abort the run's current de
     concurrency: 4,
     onAck: (a) => acks.push(a),
     handler: async (run, ctx) => {
-      // The first delivery outlives its lease (no heartbeat); the second keeps its lease
-      // alive and ends well after the first's late Complete was refused.
-      if (run.delivery === 1) await sleep(LEASE_MS * 3);
-      else
-        for (let i = 0; i < 10; i++) {
-          await sleep(LEASE_MS * 0.3);
+      const refused = (): number => acks.filter((a) => a.runId === run.runId && a.code === FAILED_PRECONDITION).length;
+      if (run.delivery === 1) {
+        // Outlives its lease (no heartbeat) until the run is handed out again, here; then a
+        // heartbeat and the Complete, both refused as superseded.
+        await waitUntil(() => (worker?.recorder.count(run.runId) ?? 0) >= 2, 15_000, 20);
+        ctx.heartbeat();
+      } else {
+        // Keeps its lease alive until both refusals of delivery 1 came back, then ends.
+        while (refused() < 2 && !ctx.signal.aborted) {
+          await sleep(300);
           ctx.heartbeat();
         }
+      }
       abortedAtEnd.set(run.delivery, ctx.signal.aborted);
       if (ctx.signal.aborted) throw ctx.signal.reason;
     },

@@ -28,9 +28,10 @@
  *   MAX_ANSWER_RESENDS times — else the run would be delivered again after
  *   its lease although its handler is done.
  * - A FAILED_PRECONDITION ack (superseded) aborts this session's
- *   deliveries of the run it makes stale: for a Complete or Fail, those no
- *   newer than the one it answered (never the run's newer delivery running
- *   here); for a heartbeat, the older ones. One that answers a request
+ *   deliveries of the run no newer than the one the refused request was for
+ *   (never the run's newer delivery running here). An ack names only the
+ *   run: a refusal is credited to its unacked Complete or Fail, else to its
+ *   oldest heartbeat out; an acceptance to its newest heartbeat. One that answers a request
  *   forwarded from another session, or a resent answer, aborts nothing here
  *   (the delivery it refers to is not one still running here).
  * - On close, the daemon is first told to send no more runs (Drain); the
@@ -158,12 +159,14 @@ export class WorkerSession {
   /** Answers written to the current stream and not acked yet, by run id (one Complete or Fail each). */
   private unacked = new Map<string, WorkRequest>();
   /**
-   * Heartbeats written to the current stream and not acked yet, by run id. An
-   * ack names only the run: while a heartbeat of it is out, an ack counts
-   * against the heartbeat first, so a heartbeat's ack cannot clear a Complete
-   * still unacked (if the Complete's ack came first, the heartbeat's clears it).
+   * Heartbeats written to the current stream and not acked yet: their
+   * deliveries, by run id. An ack names only the run: one that accepts a
+   * heartbeat is the newest delivery's (only the current delivery's is
+   * accepted), one that refuses it the oldest's; while a heartbeat of the run
+   * is out, an ack counts against it first, except a refusal while the run's
+   * Complete or Fail is unacked (that answer's; see acked).
    */
-  private beatsOut = new Map<string, number>();
+  private beatsOut = new Map<string, DeliveryRefInfo[]>();
   /** Completes of this tick, sent together (see queueComplete). */
   private readonly completes: DeliveryRefInfo[] = [];
   /** Run id → requests other sessions sent on our stream whose rejection is still unseen, and when the last was sent. */
@@ -350,7 +353,13 @@ export class WorkerSession {
     if (this.abandoned) return;
     if (this.stream?.send(req)) {
       if (keep) this.awaitAck(req);
-      else if (req.heartbeat?.ref?.runId) this.beatsOut.set(req.heartbeat.ref.runId, (this.beatsOut.get(req.heartbeat.ref.runId) ?? 0) + 1);
+      else if (req.heartbeat?.ref?.runId) {
+        const ref = req.heartbeat.ref as DeliveryRefInfo;
+        const out = this.beatsOut.get(ref.runId) ?? [];
+        out.push(ref);
+        out.sort(olderFirst);
+        this.beatsOut.set(ref.runId, out);
+      }
       return;
     }
     if (this.opts.forward?.(req)) return;
@@ -365,18 +374,21 @@ export class WorkerSession {
   }
 
   private acked(ack: AckInfo): void {
-    const beats = this.beatsOut.get(ack.runId) ?? 0;
+    const beats = this.beatsOut.get(ack.runId);
     let answer: WorkRequest | undefined;
+    /** The delivery the ack is taken to answer. */
+    let ref: DeliveryRefInfo | undefined;
     // A refusal (superseded) while a Complete or Fail of the run is unacked is that
     // answer's: its delivery has ended, so a newer delivery of the run running here
-    // — the only one that could have sent the heartbeats — is current, and its
-    // heartbeats are not refused. (Taken for a heartbeat's, it aborted that delivery.)
+    // is current, and its heartbeats are not refused. (Taken for a heartbeat's, it aborted that delivery.)
     const answerFirst = ack.code === 9 && this.unacked.has(ack.runId);
-    if (!answerFirst && beats > 1) this.beatsOut.set(ack.runId, beats - 1);
-    else if (!answerFirst && beats === 1) this.beatsOut.delete(ack.runId);
-    else {
+    if (!answerFirst && beats && beats.length > 0) {
+      ref = ack.code === 0 ? beats.pop() : beats.shift();
+      if (beats.length === 0) this.beatsOut.delete(ack.runId);
+    } else {
       answer = this.unacked.get(ack.runId);
       this.unacked.delete(ack.runId);
+      ref = (answer?.complete?.ref ?? answer?.fail?.ref) as DeliveryRefInfo | undefined;
     }
     const resent = this.resends.has(ack.runId);
     if (ack.code !== UNAVAILABLE) this.resends.delete(ack.runId);
@@ -384,7 +396,7 @@ export class WorkerSession {
       this.opts.stats.rejected++;
       // 9 FAILED_PRECONDITION: a delivery of this run was superseded. Abort
       // those of ours it makes stale (see abortSuperseded).
-      if (ack.code === 9 && !this.wasForwarded(ack.runId) && !resent) this.abortSuperseded(ack.runId, answer);
+      if (ack.code === 9 && !this.wasForwarded(ack.runId) && !resent) this.abortSuperseded(ack.runId, ref);
       if (ack.code === UNAVAILABLE && answer) this.resendLater(ack.runId, answer);
     }
     this.opts.onAck?.(ack);
@@ -414,20 +426,18 @@ export class WorkerSession {
   }
 
   /**
-   * The daemon refused an answer for `runId` as superseded. A refused Complete
-   * or Fail (`answer`) names its delivery, whose handler has ended: only our
-   * deliveries no newer than it are stale — never a newer one still running
-   * here (the run handed out again to this worker after a lease ran out:
-   * aborting it made a handler honouring its signal fail, spending an
-   * attempt). A refused heartbeat names no delivery we keep: the older of
-   * ours are stale (all but the newest; the only one if alone).
+   * The daemon refused a request for `runId` as superseded: the one for
+   * delivery `ref`. Our deliveries of the run no newer than it are stale —
+   * never a newer one still running here (the run handed out again to this
+   * worker after a lease ran out: aborting it made a handler honouring its
+   * signal fail, spending an attempt). Without a ref (an ack we cannot
+   * place), the older of ours are (all but the newest; the only one if alone).
    */
-  private abortSuperseded(runId: string, answer?: WorkRequest): void {
+  private abortSuperseded(runId: string, ref?: DeliveryRefInfo): void {
     const mine = [...this.active].filter((a) => a.run.runId === runId);
     mine.sort((a, b) => a.run.fence - b.run.fence || a.run.delivery - b.run.delivery);
-    const ref = answer?.complete?.ref ?? answer?.fail?.ref;
     const stale = ref
-      ? mine.filter((a) => a.run.fence < Number(ref.fence) || (a.run.fence === Number(ref.fence) && a.run.delivery <= (ref.delivery ?? 0)))
+      ? mine.filter((a) => olderFirst(a.run.ref, ref) <= 0)
       : mine.length === 1
         ? mine
         : mine.slice(0, -1);
@@ -448,6 +458,11 @@ export class WorkerSession {
       this.idleWaiters.push(done);
     });
   }
+}
+
+/** Orders deliveries of a run: older first (fence, then delivery number). */
+function olderFirst(a: DeliveryRefInfo, b: DeliveryRefInfo): number {
+  return Number(a.fence) - Number(b.fence) || a.delivery - b.delivery;
 }
 
 function isRetryable(err: unknown): boolean {
