@@ -255,7 +255,7 @@ export class Answers {
   private keepHandOffs(ds: readonly HandOff[]): void {
     for (const d of ds)
       if (d.sentAtMs !== null && d.shard !== null && this.unwrittenHandOffs.size < MAX_UNWRITTEN_HAND_OFFS)
-        this.unwrittenHandOffs.set(`${d.runId}:${d.fence}:${d.deliveries}`, { runId: d.runId, shard: d.shard, fence: d.fence, deliveries: d.deliveries, sentAtMs: d.sentAtMs });
+        this.unwrittenHandOffs.set(deliveryKey(d), { runId: d.runId, shard: d.shard, fence: d.fence, deliveries: d.deliveries, sentAtMs: d.sentAtMs });
   }
 
   /** Runs `write`; if it was not written (Postgres away after retries, a lock past the bound), keeps the hand-off times of `ds`. */

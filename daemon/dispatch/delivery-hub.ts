@@ -469,8 +469,18 @@ export class DeliveryHub {
     identity.recorded = true;
     st.inFlight.set(run.id, identity);
     const current = (): boolean => this.streams.get(st.sink.id) === st && st.inFlight.get(run.id) === identity;
+    // The credit (and permit) it held while its lease restarted.
+    const giveBack = (): void => {
+      st.inFlight.delete(run.id);
+      this.releasePermit(identity);
+    };
     const handOut = (leaseExpiresAtMs: number | null): void => {
       const out = leaseExpiresAtMs === null ? run : { ...run, lease_expires_at_ms: leaseExpiresAtMs };
+      if (st.drained) {
+        // Its worker is closing: the run goes to another stream, or waits for one.
+        giveBack();
+        return this.deliver(out);
+      }
       identity.sentAtMs = this.wallNow();
       identity.recorded = false;
       st.sink.send(out, identity.sentAtMs);
@@ -479,25 +489,14 @@ export class DeliveryHub {
     this.renewLease!(run).then(
       (expiresAt) => {
         if (!current()) return; // stream gone (its deliveries get expired) or a newer delivery took over
-        if (expiresAt !== null && st.drained) {
-          // Its worker is closing: the run (its lease restarted) goes to another stream, or waits for one.
-          st.inFlight.delete(run.id);
-          this.releasePermit(identity);
-          return this.deliver({ ...run, lease_expires_at_ms: expiresAt });
-        }
         if (expiresAt !== null) return handOut(expiresAt);
         // Superseded in Postgres (the reaper re-claimed it): the newer delivery comes through deliver().
-        st.inFlight.delete(run.id);
-        this.releasePermit(identity); // else a limited queue's permit stays taken until it lapses (an hour)
+        giveBack(); // (its permit too: else a limited queue's permit stays taken until it lapses, an hour)
         this.pumpFor(st);
       },
       // Postgres unreachable: hand it out under the claim's lease; at-least-once still holds.
       () => {
-        if (!current()) return;
-        if (!st.drained) return handOut(null);
-        st.inFlight.delete(run.id);
-        this.releasePermit(identity);
-        this.deliver(run);
+        if (current()) handOut(null);
       },
     );
   }
