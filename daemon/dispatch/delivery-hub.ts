@@ -105,6 +105,8 @@ export class DeliveryHub {
   private readyCount = 0;
   /** Limited queues whose permit loop is running. */
   private readonly permitting = new Set<string>();
+  /** Runs holding a stream's credit while their lease restarts (sendRenewed): not sent yet. */
+  private readonly renewing = new Map<number, { identity: DeliveryIdentity; run: FiredRunRow; done: Promise<void> }>();
 
   constructor(
     private readonly onSent?: (run: FiredRunRow) => void,
@@ -248,13 +250,22 @@ export class DeliveryHub {
    * flight until the worker answers). A run still parked for credit is taken
    * out and returned: it never reaches a worker, so the caller ends its lease.
    */
-  cancel(runId: number, reason: string): { told: boolean; parked: FiredRunRow | null } {
+  cancel(runId: number, reason: string): { told: boolean; parked: FiredRunRow | null; renewed?: Promise<void> } {
     for (const st of this.streams.values()) {
       const held = st.inFlight.get(runId);
-      if (held) {
-        st.sink.cancel?.(held, reason);
-        return { told: st.sink.cancel !== undefined, parked: null };
+      if (!held) continue;
+      const renewal = this.renewing.get(runId);
+      if (renewal?.identity === held) {
+        // Its lease is restarting before the hand-out: it never goes out. The
+        // caller ends its lease once the renewal is done (else the renewal, landing
+        // after, would restart the lease of a run nobody holds).
+        st.inFlight.delete(runId);
+        this.releasePermit(held);
+        this.pumpFor(st);
+        return { told: false, parked: renewal.run, renewed: renewal.done };
       }
+      st.sink.cancel?.(held, reason);
+      return { told: st.sink.cancel !== undefined, parked: null };
     }
     for (const q of this.ready.values()) {
       const run = q.get(runId);
@@ -486,9 +497,11 @@ export class DeliveryHub {
       st.sink.send(out, identity.sentAtMs);
       this.onSent?.(out);
     };
-    this.renewLease!(run).then(
+    const done = this.renewLease!(run).then(
       (expiresAt) => {
-        if (!current()) return; // stream gone (its deliveries get expired) or a newer delivery took over
+        this.forgetRenewal(run.id, identity);
+        // Stream gone (its deliveries get expired), cancelled, or a newer delivery took over.
+        if (!current()) return;
         if (expiresAt !== null) return handOut(expiresAt);
         // Superseded in Postgres (the reaper re-claimed it): the newer delivery comes through deliver().
         giveBack(); // (its permit too: else a limited queue's permit stays taken until it lapses, an hour)
@@ -496,9 +509,15 @@ export class DeliveryHub {
       },
       // Postgres unreachable: hand it out under the claim's lease; at-least-once still holds.
       () => {
+        this.forgetRenewal(run.id, identity);
         if (current()) handOut(null);
       },
     );
+    this.renewing.set(run.id, { identity, run, done });
+  }
+
+  private forgetRenewal(runId: number, identity: DeliveryIdentity): void {
+    if (this.renewing.get(runId)?.identity === identity) this.renewing.delete(runId);
   }
 }
 

@@ -368,16 +368,17 @@ export class FireEngine {
   /**
    * A fired run was asked to stop (it is marked in Postgres): tell the
    * worker stream holding it. One not handed out yet — held in the release
-   * gate until its due time (claimed ahead), or parked for credit — never
-   * goes out: its lease ends now, and the reaper ends it as cancelled. One
+   * gate until its due time (claimed ahead), parked for credit, or holding
+   * credit while its lease restarts before the hand-out — never goes out: its lease ends now, and the reaper ends it as cancelled. One
    * whose claim has not returned yet is remembered, and ends so when it does.
    */
   cancelRunning(runId: number, reason: string): void {
     const held = this.gate.take(runId);
     // The hub too: a newer copy (redelivered by the reaper) may be out while an older one waited in the gate.
-    const { told, parked } = this.hub.cancel(runId, reason);
+    const { told, parked, renewed } = this.hub.cancel(runId, reason);
     if (held) this.endCancelled(held);
-    if (parked) this.endCancelled(parked);
+    // One whose lease was restarting before its hand-out: ended after the restart, which would otherwise undo it.
+    if (parked) void (renewed ?? Promise.resolve()).then(() => this.endCancelled(parked));
     if (held || parked || told) return;
     // Oldest first (insertion order): stop at the first one still fresh.
     const now = performance.now();

@@ -207,6 +207,28 @@ describe('DeliveryHub', () => {
     expect(other.got.map((r) => [r.id, r.lease_expires_at_ms])).toEqual([[1, now + 60_000]]);
   });
 
+  it('a run cancelled while its lease restarts before the hand-out is never sent, and its credit is free', async () => {
+    let renewed: (expiresAt: number) => void = () => undefined;
+    const hub = new DeliveryHub(undefined, () => new Promise<number | null>((resolve) => (renewed = resolve)));
+    const now = Date.now();
+    hub.deliver(run(1, { claimed_at_ms: now - 50_000, lease_expires_at_ms: now + 10_000 })); // parked past half its lease
+    const cancels: number[] = [];
+    const w: TestSink = { ...sink(1), cancel: (d) => void cancels.push(d.runId) };
+    hub.register(w); // its hand-out renews the lease first
+    const { told, parked, renewed: done } = hub.cancel(1, 'cancelled');
+    // The caller ends its lease, after the renewal (else the renewal would restart it).
+    expect(told).toBe(false);
+    expect(parked?.id).toBe(1);
+    expect(done).toBeInstanceOf(Promise);
+    renewed(now + 60_000);
+    await done;
+    // Before: the worker was told to stop a run it did not have yet, then the run was sent to it.
+    expect(ids(w)).toEqual([]);
+    expect(cancels).toEqual([]);
+    hub.deliver(run(2));
+    expect(ids(w)).toEqual([2]); // its credit was given back
+  });
+
   it('a run of a limited queue parked just before a stream registers (same tick) goes to it at once', async () => {
     const { gate } = limitedQueue(5);
     const hub = new DeliveryHub(undefined, undefined, Date.now, gate);
