@@ -8,7 +8,7 @@
  * Invariants:
  * - At most `concurrency` handlers run at once; runs beyond that (possible
  *   only after a reconnect, while handlers from the old stream still run)
- *   wait in `backlog` in arrival order.
+ *   wait in `backlog` in arrival order. A run cancelled there never runs.
  * - Every run handed to the handler gets exactly one answer (Complete or
  *   Fail) echoing its DeliveryRef. An answer produced while this session's
  *   stream is not writable goes out on another session's stream if the
@@ -254,9 +254,7 @@ export class WorkerSession {
       heard = true;
       this.acked(ack);
     });
-    stream.onCancel((runId, reason) => {
-      for (const a of this.active) if (a.run.runId === runId) a.abort.abort(new CancelledError(runId, reason));
-    });
+    stream.onCancel((runId, reason) => this.cancelled(runId, reason));
     for (const req of this.outbox.splice(0)) if (stream.send(req)) this.awaitAck(req);
     void stream.finished.then((end) => this.ended(stream, end, heard || Date.now() - openedAt >= STABLE_AFTER_MS));
   }
@@ -285,6 +283,21 @@ export class WorkerSession {
     if (this.closing && !stream.writable) return;
     if (this.active.size < this.opts.concurrency) void this.execute(run);
     else this.backlog.push(run);
+  }
+
+  /**
+   * The daemon cancelled a run: a running handler's signal aborts; one still
+   * waiting in the backlog never runs, and is answered as a handler that
+   * stopped on the cancel would be (a Fail, not retryable: it ends cancelled).
+   */
+  private cancelled(runId: string, reason: string): void {
+    for (const a of this.active) if (a.run.runId === runId) a.abort.abort(new CancelledError(runId, reason));
+    for (let i = this.backlog.length - 1; i >= 0; i--) {
+      const run = this.backlog[i];
+      if (run.runId !== runId) continue;
+      this.backlog.splice(i, 1);
+      this.send({ fail: { ref: run.ref, retryable: false, message: new CancelledError(runId, reason).message } }, true);
+    }
   }
 
   private async execute(run: DeliveredRunInfo): Promise<void> {
