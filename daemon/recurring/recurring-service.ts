@@ -126,7 +126,8 @@ export class RecurringService {
       afterCommit = await this.deps.router.inTransaction(tx, firingRefs(made));
       const firstRun = new Map<string, (typeof made)[number]>();
       for (const m of made) if (!firstRun.has(m.job_id)) firstRun.set(m.job_id, m);
-      const scheduled = new Array<ScheduledJob | undefined>(inputs.length);
+      // Dense (not new Array(n)): answerDeduplicated finds the empty slots with flatMap, which skips holes.
+      const scheduled = Array.from<ScheduledJob | undefined>({ length: inputs.length });
       inputs.forEach((i, k) => {
         if (!inserted.has(ids[k])) return;
         const r = firstRun.get(ids[k]);

@@ -279,6 +279,22 @@ describe('verbs', () => {
   });
 });
 
+describe('dedupe', () => {
+  it('a recurring job sent again with its dedupe key is answered as deduplicated, alone or twice in one batch', async () => {
+    const p = await start();
+    const req = { ...scheduleInput(0, { queue: 'rec', dedupeKey: 'rec-dedupe' }), recurrence: every(3_600_000) };
+    const [first] = await p.recurring.schedule([req]);
+    expect(first.deduplicated).toBe(false);
+    // Before: a TypeError (INTERNAL over gRPC) — the answer array was sparse, so no slot was looked up.
+    const [again] = await p.recurring.schedule([req]);
+    expect(again).toMatchObject({ deduplicated: true, job: { id: first.job.id } });
+    const twin = { ...req, dedupeKey: 'rec-dedupe-twin' };
+    const both = await p.recurring.schedule([twin, twin]);
+    expect(both.map((s) => s.deduplicated)).toEqual([false, true]);
+    expect(both[1].job.id).toBe(both[0].job.id);
+  });
+});
+
 describe('no occurrence twice', () => {
   it('a second writer of the same occurrence (zombie, racing pass) writes nothing', async () => {
     const p0 = new DaemonParts({ db: db.pool, shardCount: 1 });
