@@ -32,6 +32,18 @@ export interface Limits {
 
 export const DEFAULT_RETRY = { maxAttempts: 3, initialBackoffMs: 1_000, maxBackoffMs: 300_000 };
 
+/** The last instant Postgres and JavaScript dates both hold (9999-12-31T23:59:59.999Z): larger epoch ms are refused. */
+export const MAX_EPOCH_MS = 253_402_300_799_999;
+
+/** The queue of recurring workflow starts, run by the daemon itself (workflows/scheduled-starts.ts). */
+const RESERVED_QUEUE = 'timelane:workflow-start';
+
+/** A queue a caller may schedule runs on or take runs from: not the daemon's own. */
+export function ownQueue(field: string, v: string): string {
+  if (v === RESERVED_QUEUE) throw invalidArgument(field, `"${v}" is reserved: the daemon runs its recurring workflow starts there`);
+  return v;
+}
+
 export function queueName(field: string, v: string): string {
   if (!v) throw invalidArgument(field, 'is required');
   if (!QUEUE_RE.test(v)) throw invalidArgument(field, `must be 1..128 chars of [A-Za-z0-9_.:-] (got "${v.slice(0, 140)}")`);
@@ -56,7 +68,10 @@ export function jobId(field: string, v: string): string {
 export function runId(field: string, v: string): number {
   if (!v) throw invalidArgument(field, 'is required');
   if (!RUN_ID_RE.test(v)) throw invalidArgument(field, `must be a positive decimal integer (got "${v.slice(0, 64)}")`);
-  return Number(v);
+  const n = Number(v);
+  // Larger ids would be rounded to another run's (ids are JavaScript numbers in the daemon).
+  if (!Number.isSafeInteger(n)) throw invalidArgument(field, `must be at most ${Number.MAX_SAFE_INTEGER} (got "${v}")`);
+  return n;
 }
 
 function int64(field: string, v: string | undefined): number {
@@ -107,7 +122,7 @@ function intIn(field: string, v: number, lo: number, hi: number): number {
 export function scheduleInput(req: ScheduleRequest__Output, nowMs: number, limits: Limits, prefix = ''): ScheduleInput {
   const namespace = req.namespace || 'default';
   if (!NAMESPACE_RE.test(namespace)) throw invalidArgument(`${prefix}namespace`, `must be 1..64 chars of [A-Za-z0-9_.-] (got "${namespace.slice(0, 80)}")`);
-  const queue = queueName(`${prefix}queue`, req.queue);
+  const queue = ownQueue(`${prefix}queue`, queueName(`${prefix}queue`, req.queue));
   const payload = req.payload ?? Buffer.alloc(0);
   if (payload.length > limits.maxPayloadBytes) throw invalidArgument(`${prefix}payload`, `must be at most ${limits.maxPayloadBytes} bytes (got ${payload.length})`);
   const recurrence = req.when === 'recurrence' && req.recurrence ? recurrenceInput(prefix, req.recurrence, nowMs) : null;
@@ -223,7 +238,7 @@ export function answerText(v: string, max: number): string {
 
 export function subscribeInput(s: Subscribe__Output): SubscribeInput {
   if (s.queues.length === 0 || s.queues.length > 64) throw invalidArgument('subscribe.queues', `must name 1..64 queues (got ${s.queues.length})`);
-  const queues = s.queues.map((q, i) => queueRef(`subscribe.queues[${i}]`, q));
+  const queues = s.queues.map((q, i) => ownQueue(`subscribe.queues[${i}]`, queueRef(`subscribe.queues[${i}]`, q)));
   const maxInFlight = intIn('subscribe.max_in_flight', s.maxInFlight, 1, 10_000);
   if (s.workerId.length > 128) throw invalidArgument('subscribe.worker_id', 'must be at most 128 chars');
   if (s.workerId.includes('\u0000')) throw invalidArgument('subscribe.worker_id', 'must not contain U+0000');
@@ -301,7 +316,6 @@ export function jobUpdate(req: UpdateJobRequest__Output, nowMs: number, limits: 
 }
 
 /** 9999-12-31T23:59:59.999Z: the latest instant a Postgres timestamp takes from epoch ms here. */
-const MAX_EPOCH_MS = 253_402_300_799_999;
 
 /** ListDeadRuns' filter (also ReplayRuns' filter, prefixed "filter."). */
 export function deadRunsFilter(p: string, req: ListDeadRunsRequest__Output, limit: number): DeadRunsFilter {

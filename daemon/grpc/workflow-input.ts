@@ -12,7 +12,7 @@ import type { ListWorkflowRunsRequest__Output } from '../../proto/gen/timelane/v
 import type { WorkflowRunState } from '../db/queries/workflows.js';
 import { orderSteps, WORKFLOW_NAME_RE, type StepSpec, type StepTrigger, type WorkflowSpec } from '../workflows/definition.js';
 import type { ListWorkflowRunsFilter, StartInput } from '../workflows/workflow-service.js';
-import { DEFAULT_RETRY, NAMESPACE_RE, dueTime, jobId, pageSize, scheduleInput, type Limits } from './validate.js';
+import { DEFAULT_RETRY, MAX_EPOCH_MS, NAMESPACE_RE, dueTime, jobId, pageSize, scheduleInput, type Limits } from './validate.js';
 import { recurrenceInput } from './recurrence-input.js';
 import type { RecurringInput } from '../recurring/recurring-service.js';
 import { scheduledStartPayload, workflowRunIdOf, WORKFLOW_START_QUEUE } from '../workflows/scheduled-starts.js';
@@ -85,6 +85,12 @@ export interface ScheduledStartInput {
   version: number;
 }
 
+/** A stored definition's version: 0 (the latest) or one Postgres's integer column can hold. */
+function workflowVersion(field: string, v: number): number {
+  if (!Number.isInteger(v) || v < 0 || v > 2_147_483_647) throw invalidArgument(field, `must be 0 (the latest) .. 2147483647 (got ${v})`);
+  return v;
+}
+
 /** StartWorkflow: one run now (or at an instant), or a recurring start. */
 export function startOrSchedule(req: StartWorkflowRequest__Output, nowMs: number, limits: Limits): { start: StartInput } | { schedule: ScheduledStartInput } {
   if (req.when !== 'recurrence') return { start: startInput(req, nowMs, limits) };
@@ -92,6 +98,7 @@ export function startOrSchedule(req: StartWorkflowRequest__Output, nowMs: number
   if (req.definition !== 'ref' || !req.ref) throw invalidArgument('recurrence', 'a recurring start needs a stored definition (ref: PutWorkflow it first), not an inline one');
   if (req.dedupeKey) throw invalidArgument('dedupe_key', 'is for a single start; each occurrence of a recurring start makes one run already');
   const name = workflowName('ref.name', req.ref.name);
+  workflowVersion('ref.version', req.ref.version);
   const recurrence = recurrenceInput('', req.recurrence ?? { startAtMs: '0', endAtMs: '0', jitterMs: 0, limit: 0, overlap: 'OVERLAP_UNSPECIFIED', catchUp: null, pauseOnFailure: false }, nowMs);
   if (req.recurrence?.overlap === 'OVERLAP_UNSPECIFIED') recurrence.overlap = 'allow_all'; // the start runs end at once; see the proto
   const max = maxInFlight('max_in_flight', req.maxInFlight);
@@ -123,7 +130,7 @@ export function startInput(req: StartWorkflowRequest__Output, nowMs: number, lim
   const ns = namespace(`${p}namespace`, req.namespace);
   let definition: StartInput['definition'];
   if (req.definition === 'inline') definition = { inline: workflowDefinition(`${p}inline`, req.inline, nowMs, limits) };
-  else if (req.definition === 'ref' && req.ref) definition = { name: workflowName(`${p}ref.name`, req.ref.name), version: req.ref.version };
+  else if (req.definition === 'ref' && req.ref) definition = { name: workflowName(`${p}ref.name`, req.ref.name), version: workflowVersion(`${p}ref.version`, req.ref.version) };
   else throw invalidArgument(`${p}definition`, 'one of inline or ref is required');
   const startAtMs = req.when ? dueTime(p, req, nowMs, 'at_ms, delay_ms, now or recurrence') : Math.floor(nowMs);
   if (req.dedupeKey.length > 256) throw invalidArgument(`${p}dedupe_key`, `must be at most 256 chars (got ${req.dedupeKey.length})`);
@@ -162,7 +169,7 @@ export function listFilter(req: ListWorkflowRunsRequest__Output): ListWorkflowRu
   let after: ListWorkflowRunsFilter['after'] = null;
   if (req.pageToken) {
     const m = /^(\d{1,16}):([0-9a-f-]{36})$/.exec(req.pageToken);
-    if (!m) throw invalidArgument('page_token', 'is not a token this server issued');
+    if (!m || Number(m[1]) > MAX_EPOCH_MS) throw invalidArgument('page_token', 'is not a token this server issued');
     after = { createdAtMs: Number(m[1]), id: workflowRunId('page_token', m[2]) };
   }
   return {

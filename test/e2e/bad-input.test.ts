@@ -108,6 +108,8 @@ describe('Schedule', () => {
     ['retry.max_backoff_ms below initial', good({ retry: { initialBackoffMs: 5_000, maxBackoffMs: 1_000 } }), 'retry.max_backoff_ms'],
     ['lease_ms 10', good({ leaseMs: 10 }), 'lease_ms'],
     ['lease_ms over an hour', good({ leaseMs: 3_600_001 }), 'lease_ms'],
+    // Was accepted: the daemon's own queue of recurring workflow starts.
+    ['the reserved queue timelane:workflow-start', good({ queue: 'timelane:workflow-start' }), 'queue'],
   ];
   it.each(cases)('%s → INVALID_ARGUMENT naming the field', async (_name, req, field) => {
     await expectRefused('schedule', req, field);
@@ -183,6 +185,8 @@ describe('reads and job commands', () => {
     await expectRefused('getRun', { runId: '-5' }, 'run_id');
     await expectRefused('getRun', { runId: '1.5' }, 'run_id');
     await expectRefused('getRun', { runId: '99999999999999999999' }, 'run_id');
+    // Was NOT_FOUND for "run 10000000000000000": rounded to another id.
+    await expectRefused('getRun', { runId: '9999999999999999' }, 'run_id');
     await expectRefused('getRun', { runId: '987654321' }, 'not found', NOT_FOUND);
   });
 
@@ -241,6 +245,8 @@ describe('Work stream', () => {
       [{ queues: ['ok'], maxInFlight: 0 }, 'subscribe.max_in_flight'],
       [{ queues: ['ok'], maxInFlight: 10_001 }, 'subscribe.max_in_flight'],
       [{ queues: ['ok'], workerId: 'w'.repeat(129) }, 'subscribe.worker_id'],
+      // Was accepted: such a worker took the daemon's recurring workflow starts, and completed them unstarted.
+      [{ queues: ['ok', 'timelane:workflow-start'] }, 'subscribe.queues[1]'],
     ];
     for (const [sub, field] of cases) {
       const s = openStream(daemon!.address, sub);

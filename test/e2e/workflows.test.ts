@@ -372,6 +372,15 @@ describe('workflows', () => {
     expect(listed.runs.map((r) => r.id)).toEqual([run2.id, run1.id]);
     expect((await client.listWorkflowRuns({ name: 'versioned', state: 'running' })).runs).toEqual([]);
     expect((await grpcError(client.startWorkflow({ workflow: 'versioned', version: 9 }))).code).toBe(NOT_FOUND);
+    // Were INTERNAL (Postgres: out of range for type integer; timestamp out of range).
+    for (const version of [2 ** 31, 2 ** 32 - 1]) {
+      const big = await grpcError(client.startWorkflow({ workflow: 'versioned', version }));
+      expect({ code: big.code, details: big.details }).toMatchObject({ code: INVALID_ARGUMENT, details: expect.stringMatching(/^ref\.version: /) });
+      const recurring = await grpcError(client.scheduleWorkflow({ workflow: 'versioned', version, recurrence: { everyMs: 60_000 } }));
+      expect({ code: recurring.code, details: recurring.details }).toMatchObject({ code: INVALID_ARGUMENT, details: expect.stringMatching(/^ref\.version: /) });
+    }
+    const token = await grpcError(client.listWorkflowRuns({ pageToken: '9999999999999999:00000000-0000-4000-8000-000000000000' }));
+    expect({ code: token.code, details: token.details }).toMatchObject({ code: INVALID_ARGUMENT, details: expect.stringMatching(/^page_token: /) });
     // A dedupe key makes a start idempotent: the second call answers the first run.
     const once = await client.startWorkflow({ workflow: 'versioned', dedupeKey: 'nightly-2026-11-23' });
     const twice = await client.startWorkflow({ workflow: 'versioned', dedupeKey: 'nightly-2026-11-23' });
