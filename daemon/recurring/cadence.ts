@@ -184,12 +184,16 @@ function nextCron(c: CronCadence, afterMs: number): number | null {
   for (let i = 0; i < MAX_WALL_SCAN; i++) {
     wall = matches.after(wall);
     if (wall === null || wall >= stopWall) break;
-    for (const t of instantsOf(zone, wall, c, gap)) {
+    const instants = instantsOf(zone, wall, c, gap);
+    for (const t of instants) {
       if (t > afterMs && (best === null || t < best)) {
         best = t;
         stopWall = best + Math.max(zone.at(best - LOOK_AROUND_MS), zone.at(best));
       }
     }
+    // A skipped wall time in a gap: its later matches in the gap are skipped too. Step over
+    // them at once: read one by one, an every-second cron's hour-long gap cost 3,600 reads.
+    if (instants.length === 0 && wall >= gap.fromWall && wall < gap.toWall) wall = gap.toWall - 1;
     if (wall >= stopWall) break; // later matches are later still: no need to read one
   }
   return best;
@@ -225,9 +229,8 @@ function instantsOf(zone: ZoneOffsets, wall: number, c: CronCadence, gap: GapMem
   valid.sort((a, b) => a - b);
   if (valid.length > 0) return c.dstRepeat === 'twice' ? valid : [valid[0]];
 
-  if (c.dstGap === 'skip') return [];
   if (!(wall >= gap.fromWall && wall < gap.toWall)) resolveGap(zone, wall, Math.min(before, after), Math.max(before, after), gap);
-  return [gap.at];
+  return c.dstGap === 'skip' ? [] : [gap.at]; // (skip: nextCron steps over the rest of the gap, which the memo now spans)
 }
 
 /**

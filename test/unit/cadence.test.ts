@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { CronExpression } from 'cron-parser';
+import { describe, expect, it, vi } from 'vitest';
 import {
   CadenceError,
   jitterMs,
@@ -471,5 +472,21 @@ describe('validateCadence', () => {
   it('the message states the rule broken', () => {
     expect(() => validateCadence(cron('0 0 9 * * * 2026'))).toThrow(/5 fields, or 6 with seconds first/);
     expect(() => validateCadence({ kind: 'interval', everyMs: 60_000, phaseMs: 60_000 })).toThrow(/phase_ms < every_ms/);
+  });
+});
+
+describe('a skip cron whose matches fill a gap', () => {
+  it('steps over the gap at once: every second of 02:xx on the last Sunday of March or October, Paris', () => {
+    // 3,600 matches fall in the March gap, each read from cron-parser (25–70 µs apiece): ~180 ms a
+    // call, which ScheduleBatch paid per request — 20 such requests blocked the daemon 3.7 s and it lost its leases.
+    const reads = vi.spyOn(CronExpression.prototype, 'next');
+    try {
+      const c = cron('* * 2 * 3,10 0L', 'Europe/Paris', 'skip');
+      expect(next(c, '2026-01-01T00:00:00Z')).toBe('2026-10-25T00:00:00Z'); // 02:00 CEST, the first pass
+      // Before: 3,600 and more.
+      expect(reads.mock.calls.length).toBeLessThan(300);
+    } finally {
+      reads.mockRestore();
+    }
   });
 });
