@@ -336,6 +336,20 @@ describe('reaching the owner of a near-due run', () => {
   });
 });
 
+describe('reschedule of a retry', () => {
+  it('moves the retry but keeps its idempotency key: the occurrence is the same one', async () => {
+    const first = Date.now() + 60_000;
+    const [a] = await svc.schedule([scheduleInput(first)]);
+    const key = `${a.job.id}:${first}`;
+    // As a retryable Fail leaves it: attempt 2 of the same occurrence, waiting for its backoff.
+    await db.pool.query(`UPDATE runs SET attempt = 2 WHERE id = $1`, [a.run.id]);
+    const due = Date.now() + 120_000;
+    const moved = await svc.rescheduleJob(a.job.id, due);
+    // Before: the key became job:due, so a worker that keyed its effect on it applied it twice.
+    expect(moved).toMatchObject({ id: a.run.id, attempt: 2, due_at_ms: due, idempotency_key: key });
+  });
+});
+
 describe('what a batch stores', () => {
   it('per-row and shared columns, payloads of mixed sizes and dedupe keys that need escaping, byte for byte', async () => {
     const namespace = ns();

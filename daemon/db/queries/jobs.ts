@@ -167,11 +167,14 @@ UNION ALL SELECT id, shard, 'cancelling' AS what FROM stopping`;
 
 /**
  * rescheduleJob — the scheduled run of a one-shot job moves to a new due
- * time (a recurring job follows its rule: UpdateJob changes that).
+ * time (a recurring job follows its rule: UpdateJob changes that). A first
+ * attempt takes the new time's idempotency key; a retry keeps its
+ * occurrence's (workers key their effects on it across attempts).
  * $1 job id, $2 new due time (epoch ms).
  */
 export const RESCHEDULE_JOB = `
-UPDATE runs r SET due_at = to_timestamp($2::int8 / 1000.0), idempotency_key = r.job_id || ':' || $2::int8
+UPDATE runs r SET due_at = to_timestamp($2::int8 / 1000.0),
+  idempotency_key = CASE WHEN r.attempt = 1 THEN r.job_id || ':' || $2::int8 ELSE r.idempotency_key END
 WHERE r.job_id = $1 AND r.status = 'scheduled' AND r.origin IS NULL
 RETURNING ${RUN_COLUMNS}`;
 
