@@ -267,8 +267,8 @@ export class RecurringService {
   }
 
   /**
-   * The rule's occurrences in (fromMs, toMs], made into runs that fire now in
-   * nominal order. With a buffering overlap policy they wait their turn
+   * The rule's occurrences in (fromMs, toMs] (within its start and end), made
+   * into runs that fire now in nominal order. With a buffering overlap policy they wait their turn
    * (buffered, one after another); otherwise they fire together.
    */
   async backfill(jobId: string, fromMs: number, toMs: number, maxRuns: number, dryRun = false): Promise<{ created: number; existed: number; occurrences: number }> {
@@ -276,7 +276,11 @@ export class RecurringService {
     const occurrencesOf = (job: JobRow): number[] => {
       if (job.kind === 'once') throw failedPrecondition(`job ${jobId} is one-shot: it has no occurrences to backfill`);
       if (job.status === 'cancelled' || job.status === 'dead') throw failedPrecondition(`job ${jobId} is ${job.status}`);
-      const times = occurrencesBetween(storedRecurrence(job.recurrence).cadence, fromMs, toMs, max + 1);
+      // Only the rule's own occurrences: none before its start or after its end.
+      const rule = storedRecurrence(job.recurrence);
+      const from = rule.startAtMs !== null ? Math.max(fromMs, rule.startAtMs - 1) : fromMs;
+      const to = rule.endAtMs !== null ? Math.min(toMs, rule.endAtMs) : toMs;
+      const times = to > from ? occurrencesBetween(rule.cadence, from, to, max + 1) : [];
       if (times.length > max) throw invalidArgument('max_runs', `the range holds more than ${max} occurrences; narrow it or raise max_runs (at most 10000)`);
       return times;
     };

@@ -277,6 +277,18 @@ describe('verbs', () => {
     expect(deliveredOf(p, jobId).map((d) => d.run.nominal_at_ms).sort()).toEqual([1, 2, 3, 4, 5].map((k) => from + k * 60_000));
     expect(await p.recurring.backfill(jobId, from - 60_000, to, 0)).toEqual({ created: 1, existed: 5, occurrences: 6 });
   });
+
+  it("backfill keeps to the rule's start and end", async () => {
+    const p = await start();
+    const to = Math.floor(Date.now() / 60_000) * 60_000 - 60_000;
+    const from = to - 10 * 60_000;
+    // Before: 10 runs, all before the job's start.
+    const later = await createJob(p, every(60_000, { startAtMs: Date.now() + 3_600_000 }));
+    expect(await p.recurring.backfill(later, from, to, 0)).toEqual({ created: 0, existed: 0, occurrences: 0 });
+    // Ended 3 minutes into the range (inclusive), started 1 minute into it (inclusive).
+    const bounded = await createJob(p, every(60_000, { startAtMs: from + 60_000, endAtMs: from + 3 * 60_000 }));
+    expect(await p.recurring.backfill(bounded, from, to, 0, true)).toEqual({ created: 0, existed: 0, occurrences: 3 });
+  });
 });
 
 describe('dedupe', () => {
