@@ -6,7 +6,8 @@
  * - `batch_runs`: runs arrive as RunBatch, and a batch never grows past the
  *   daemon's ~1 MiB cap: 24 runs of 256 KiB due at the same instant (6 MiB)
  *   all arrive, none over the receive limit; a CompleteBatch of them is
- *   answered by one AckBatch, every ack OK.
+ *   answered by one AckBatch, every ack OK; single Completes written
+ *   together are acked together, in one AckBatch.
  * - without it (a client from before RunBatch): one DeliveredRun per message,
  *   single Completes, single Acks.
  */
@@ -103,6 +104,27 @@ describe('Work stream message shapes', () => {
       expect(acks.map((a) => a.runId).sort()).toEqual([...ids].sort());
       expect(acks.every((a) => a.code === 0)).toBe(true);
       expect((await client.getRun(ids[0])).status).toBe('completed');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('batch_runs: single Completes written together are acked in one AckBatch, in the order they were sent', async () => {
+    const s = openRaw('proto-acks', true);
+    try {
+      await waitUntil(() => s.seen.messages.some((m) => m.subscribed), 5_000);
+      const at = Date.now() + 500;
+      const ids = (await client.scheduleBatch(Array.from({ length: 10 }, () => ({ queue: 'proto-acks', at })))).map((b) => b.run.id);
+      expect(await waitUntil(() => s.seen.runs.length >= 10, 10_000)).toBe(true);
+      const sent = s.seen.runs.map(refOf);
+      for (const ref of sent) s.send({ complete: { ref } }); // ten messages, written in one go
+      const ackMessages = (): WorkResponse__Output[] => s.seen.messages.filter((m) => m.ack || m.acks);
+      const acked = (): string[] => ackMessages().flatMap((m) => (m.ack ? [m.ack] : m.acks!.acks)).map((a) => a.runId);
+      expect(await waitUntil(() => acked().length >= 10, 5_000)).toBe(true);
+      expect(acked()).toEqual(sent.map((r) => r.runId));
+      expect([...acked()].sort()).toEqual([...ids].sort());
+      // The Complete batcher writes them in one statement (5 ms gather); before, one Ack message each.
+      expect(ackMessages().length).toBeLessThanOrEqual(2);
     } finally {
       await s.close();
     }
