@@ -37,7 +37,9 @@
  * - On close, the daemon is first told to send no more runs (Drain); the
  *   stream is half-closed only once nothing is in flight (after that no
  *   answer could be sent); runs still unfinished at the timeout are aborted
- *   (their signal fires) and the call is cancelled.
+ *   (their signal fires) and the call is cancelled. Answers still waiting
+ *   for a stream (their daemon was restarting) are sent on one opened for
+ *   them within the timeout; it starts no run.
  */
 import type * as grpc from '@grpc/grpc-js';
 import type { WorkRequest } from '../proto/gen/timelane/v1/WorkRequest.js';
@@ -143,6 +145,8 @@ const FORWARD_MEMORY_MS = 60_000;
 const ANSWER_RESEND_MS = 250;
 const ANSWER_RESEND_MAX_MS = 4_000;
 const MAX_ANSWER_RESENDS = 18;
+/** Closing with answers that found no stream: how often to try a daemon again. */
+const CLOSE_RETRY_MS = 200;
 
 export class WorkerSession {
   private readonly client: WorkerClient;
@@ -172,6 +176,10 @@ export class WorkerSession {
   /** Run id → requests other sessions sent on our stream whose rejection is still unseen, and when the last was sent. */
   private readonly forwarded = new Map<string, { count: number; atMs: number }>();
   private idleWaiters: (() => void)[] = [];
+  /** Closing: waiting for the answers written to be acked (ackedAll). */
+  private ackWaiters: (() => void)[] = [];
+  /** Closed: the client is closed; nothing is kept for a next stream. */
+  private finished = false;
   /** Run id → times its answer was sent again after an UNAVAILABLE ack; the timers of pending resends. */
   private readonly resends = new Map<string, number>();
   private readonly resendTimers = new Set<NodeJS.Timeout>();
@@ -213,6 +221,7 @@ export class WorkerSession {
 
   private async shutdown(timeoutMs: number): Promise<void> {
     this.closing = true;
+    const deadline = Date.now() + timeoutMs;
     clearTimeout(this.reconnectTimer);
     // Not waited for: the daemon redelivers a run whose answer it never recorded.
     for (const t of this.resendTimers) clearTimeout(t);
@@ -234,21 +243,58 @@ export class WorkerSession {
       }
       this.backlog.length = 0;
       stream?.cancel();
-    } else if (stream) {
-      await stream.close(Math.max(0, timeoutMs - (Date.now() - started)));
+    } else {
+      // Answers that found no stream (its daemon restarting): open one to send them
+      // in the time left, else their runs are handed out again and run twice.
+      await this.sendWaitingAnswers(deadline);
+      if (this.stream) await this.stream.close(Math.max(0, timeoutMs - (Date.now() - started)));
     }
+    this.finished = true;
+    clearTimeout(this.reconnectTimer);
     this.client.close();
+  }
+
+  /**
+   * While closing, with every handler done: until the answers in the outbox
+   * are acked, or `deadline`, connect (every CLOSE_RETRY_MS while the daemon
+   * is away) and send them. Runs such a stream brings are not started (see
+   * connect): its close hands them out again at once.
+   */
+  private async sendWaitingAnswers(deadline: number): Promise<void> {
+    while (this.outbox.length > 0 || (this.unacked.size > 0 && this.stream?.writable)) {
+      const left = deadline - Date.now();
+      if (left <= 0) return;
+      if (!this.stream) this.connect();
+      const stream = this.stream!;
+      const settled = await Promise.race([
+        this.ackedAll().then(() => true),
+        stream.finished.then(() => false),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), left)),
+      ]);
+      if (settled) return;
+      if (this.stream === undefined) await new Promise((r) => setTimeout(r, Math.min(CLOSE_RETRY_MS, Math.max(0, deadline - Date.now()))));
+    }
+  }
+
+  /** Resolves once no answer written to the stream awaits its ack. */
+  private ackedAll(): Promise<void> {
+    if (this.unacked.size === 0 && this.outbox.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.ackWaiters.push(resolve));
   }
 
   private connect(): void {
     const { queues, concurrency, workerId } = this.opts;
-    const stream = new WorkStream(this.client, { queues, maxInFlight: concurrency, workerId });
+    // Opened while closing, only to send answers: it takes no runs (the least credit, and a Drain).
+    const late = this.closing;
+    const stream = new WorkStream(this.client, { queues, maxInFlight: late ? 1 : concurrency, workerId });
     this.stream = stream;
     const openedAt = Date.now();
     let heard = false;
+    if (late) void stream.subscribed().then(() => stream.send({ drain: {} }), () => undefined);
     stream.onRun((run) => {
       heard = true;
-      this.accept(run, stream);
+      if (late) this.opts.stats.received++; // not started: handed out again when this stream closes
+      else this.accept(run, stream);
     });
     stream.onAck((ack) => {
       heard = true;
@@ -267,7 +313,7 @@ export class WorkerSession {
     this.unacked = new Map();
     this.beatsOut = new Map();
     for (const req of lost) this.send(req, true);
-    if (this.closing) return;
+    if (this.closing) return; // (shutdown reconnects itself while answers wait)
     if (end.error) this.opts.onError(end.error, { address: this.opts.address });
     this.opts.onStreamEnd?.(end);
     if (stable) this.failures = 0;
@@ -376,7 +422,8 @@ export class WorkerSession {
       return;
     }
     if (this.opts.forward?.(req)) return;
-    if (keep && !this.closing) this.outbox.push(req);
+    // Kept while closing too: shutdown opens a stream to send them (sendWaitingAnswers).
+    if (keep && !this.finished) this.outbox.push(req);
   }
 
   /** Remembers the answers of a request until their acks come back (one entry per run). */
@@ -387,6 +434,11 @@ export class WorkerSession {
   }
 
   private acked(ack: AckInfo): void {
+    this.ackedOne(ack);
+    if (this.ackWaiters.length > 0 && this.unacked.size === 0 && this.outbox.length === 0) for (const w of this.ackWaiters.splice(0)) w();
+  }
+
+  private ackedOne(ack: AckInfo): void {
     const beats = this.beatsOut.get(ack.runId);
     let answer: WorkRequest | undefined;
     /** The delivery the ack is taken to answer. */
