@@ -44,7 +44,7 @@ import { WorkflowService } from './workflows/workflow-service.js';
 import { ScheduledStarts } from './workflows/scheduled-starts.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import { listenerSecurity, type ListenerSecurity } from './security/listener-security.js';
-import { readTlsFiles, watchHttpsContext } from './security/tls.js';
+import { isSelfSigned, readTlsFiles, watchHttpsContext } from './security/tls.js';
 import { NamespaceQuotas } from './scheduling/quotas.js';
 import type { ApiContext } from './grpc/context.js';
 import { measureClockSkew } from './clock-skew.js';
@@ -296,6 +296,12 @@ export class Daemon {
     const env = process.env;
     if (tls?.clientCaFile && !(env.TIMELANE_TLS_CERT && env.TIMELANE_TLS_KEY))
       this.log.warn('web console: the gRPC port requires client certificates; give the console one with TIMELANE_TLS_CERT and TIMELANE_TLS_KEY');
+    // Without TIMELANE_TLS_CA the console trusts the certificate file itself, which only a self-signed one can anchor.
+    if (tls && !env.TIMELANE_TLS_CA && !isSelfSigned(tls.certFile))
+      this.log.warn(
+        { tlsCert: tls.certFile },
+        'web console: --tls-cert is signed by a CA, and TIMELANE_TLS_CA is not set: the console cannot verify the gRPC port and every API call will fail (503). Set TIMELANE_TLS_CA to the CA that signed it',
+      );
     return startConsole({
       address,
       grpcAddress: `${host}:${this.grpcPort}`,

@@ -31,7 +31,7 @@ export async function replayDead(_ctx: ApiContext, r: ApiRequest): Promise<Repla
   return r.client.replayRuns({ runIds: runIdList(r.body, 'runIds', MAX_REPLAY) });
 }
 
-export function moveShard(ctx: ApiContext, r: ApiRequest): OperationView {
+export function moveShard(ctx: ApiContext, r: ApiRequest): Promise<OperationView> {
   const shard = optionalInt({ shard: r.params[0] }, 'shard', 0, 65_535);
   if (shard === undefined) throw new BadRequest('shard', 'is required');
   const to = optionalString(r.body, 'toMember', 64);
@@ -44,7 +44,7 @@ export function moveShard(ctx: ApiContext, r: ApiRequest): OperationView {
   });
 }
 
-export function drainMember(ctx: ApiContext, r: ApiRequest): OperationView {
+export function drainMember(ctx: ApiContext, r: ApiRequest): Promise<OperationView> {
   const member = memberId(r.params[0]);
   const undo = optionalBool(r.body, 'undo') ?? false;
   const client = r.client;
@@ -54,7 +54,7 @@ export function drainMember(ctx: ApiContext, r: ApiRequest): OperationView {
   });
 }
 
-export function rebalance(ctx: ApiContext, r: ApiRequest): OperationView {
+export function rebalance(ctx: ApiContext, r: ApiRequest): Promise<OperationView> {
   const client = r.client;
   return ctx.operations.start('rebalance', 'cluster', async () => {
     const res = await client.rebalance({ timeoutMs: OPS_TIMEOUT_MS });

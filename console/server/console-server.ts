@@ -17,6 +17,7 @@
  *   daemon has not accepted.
  */
 import http from 'node:http';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import https from 'node:https';
 import path from 'node:path';
 import type { SecureContextOptions } from 'node:tls';
@@ -171,17 +172,23 @@ async function handleApi(rt: Runtime, req: http.IncomingMessage, res: http.Serve
   try {
     const token = bearerToken(req);
     if (rt.authRequired && token === undefined) throw new Unauthenticated('this daemon requires a bearer token (Authorization: Bearer <token>)');
-    const session = rt.sessions.get(token);
-    // A route that makes no RPC proves the token with one small read first.
-    if (rt.authRequired && match.route.local) await session.client.listQueueLimits();
-    const body = method === 'POST' ? await readJsonBody(req) : {};
-    const value = await match.route.handle(rt.ctx, { req, client: session.client, queues: session.queues, query: url.searchParams, params: match.params, body });
+    const value = await rt.sessions.with(token, isRefusedToken, async (session) => {
+      // A route that makes no RPC, or answers before its RPC does (202), proves the token with one small read first.
+      if (rt.authRequired && (match.route.local || match.route.okStatus === 202)) await session.client.listQueueLimits();
+      const body = method === 'POST' ? await readJsonBody(req) : {};
+      return match.route.handle(rt.ctx, { req, client: session.client, queues: session.queues, query: url.searchParams, params: match.params, body });
+    });
     sendJson(res, match.route.okStatus, value);
   } catch (err) {
     const answer = errorAnswer(err);
     if (answer.status === 500) throw err; // ours, not the API's: logged by the caller
     sendJson(res, answer.status, answer.body);
   }
+}
+
+/** The daemon refused the token itself (not a role or a request): its session is not kept. */
+function isRefusedToken(err: unknown): boolean {
+  return err instanceof Unauthenticated || (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === GrpcStatus.UNAUTHENTICATED);
 }
 
 async function readJsonBody(req: http.IncomingMessage): Promise<Record<string, unknown>> {

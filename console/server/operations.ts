@@ -28,6 +28,15 @@ export interface OperationView {
 }
 
 const MAX_KEPT = 20;
+/** How long an action's answer waits for its call to be refused (the gate answers at once) or to finish. */
+const EARLY_MS = 1_000;
+const UNAUTHENTICATED = 16;
+const PERMISSION_DENIED = 7;
+
+function isRefusal(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return code === UNAUTHENTICATED || code === PERMISSION_DENIED;
+}
 
 export class OperationLog {
   private readonly ops: OperationView[] = [];
@@ -35,15 +44,32 @@ export class OperationLog {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** Starts `work` in the background; its resolved summary (or error) finishes the operation. */
-  start(kind: OperationKind, target: string, work: () => Promise<string>): OperationView {
+  /**
+   * Starts `work` in the background; its resolved summary (or error)
+   * finishes the operation. A call the daemon refuses (UNAUTHENTICATED,
+   * PERMISSION_DENIED) is no operation: refused within `earlyMs` it rejects
+   * here (the caller answers 401/403), later it leaves the log — so callers
+   * without the right cannot push the operators' results out of it.
+   */
+  async start(kind: OperationKind, target: string, work: () => Promise<string>, earlyMs = EARLY_MS): Promise<OperationView> {
+    const outcome = work().then(
+      (summary) => ({ ok: true as const, summary }),
+      (err: unknown) => ({ ok: false as const, err }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const early = await Promise.race([outcome, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), earlyMs)))]);
+    clearTimeout(timer);
+    if (early && !early.ok && isRefusal(early.err)) throw early.err;
     const op: OperationView = { id: this.nextId++, kind, target, state: 'running', startedAtMs: this.now(), finishedAtMs: 0, summary: '' };
     this.ops.unshift(op);
     this.trim();
-    work().then(
-      (summary) => this.finish(op, 'done', summary),
-      (err: unknown) => this.finish(op, 'failed', errorText(err)),
-    );
+    const settle = (o: Awaited<typeof outcome>): void => {
+      if (o.ok) this.finish(op, 'done', o.summary);
+      else if (isRefusal(o.err)) this.ops.splice(this.ops.indexOf(op), 1);
+      else this.finish(op, 'failed', errorText(o.err));
+    };
+    if (early) settle(early);
+    else void outcome.then(settle);
     return { ...op };
   }
 

@@ -8,10 +8,13 @@
  * Owns: the clients, keyed by the token's SHA-256, each with its own queue
  *   statistics cache (one person's reads are never served to another).
  * States of a session: open (in the map) → closed (evicted: idle past
- *   IDLE_MS, or the oldest when MAX_SESSIONS are open; or stop()).
- * Invariants: at most MAX_SESSIONS clients; a closed client is never
- *   handed out; tokens are held only by their clients' interceptors (the
- *   map keys are hashes).
+ *   IDLE_MS, or the least recently used when MAX_SESSIONS are open; its
+ *   token refused by the daemon; or stop()).
+ * Invariants: at most MAX_SESSIONS clients, except while every one has a
+ *   request under way; a client is never closed under a request (before, 40
+ *   made-up tokens closed an admin's client mid-request: a 500); a closed
+ *   client is never handed out; tokens are held only by their clients'
+ *   interceptors (the map keys are hashes).
  */
 import { createHash } from 'node:crypto';
 import type { TimelaneClient } from '@timelane/client';
@@ -28,6 +31,8 @@ export interface ApiSession {
 
 interface Entry extends ApiSession {
   lastUsedMs: number;
+  /** Requests using its client now: it is never closed under them. */
+  inFlight: number;
 }
 
 export interface SessionsOptions {
@@ -48,18 +53,31 @@ export class ApiSessions {
     this.sweeper.unref();
   }
 
-  /** The session for a token (undefined: the shared unauthenticated one). */
-  get(token: string | undefined): ApiSession {
+  /**
+   * Runs `use` with the session for a token (undefined: the shared
+   * unauthenticated one). Its client stays open until `use` settles; a token
+   * the daemon refused (`refused(err)`) leaves no session behind, so made-up
+   * tokens cannot push real sessions out.
+   */
+  async with<T>(token: string | undefined, refused: (err: unknown) => boolean, use: (s: ApiSession) => Promise<T>): Promise<T> {
     const key = token === undefined ? '' : createHash('sha256').update(token).digest('hex');
     let entry = this.byKey.get(key);
     if (!entry) {
       if (this.byKey.size >= MAX_SESSIONS) this.evictOldest();
       const client = this.opts.makeClient(token);
-      entry = { client, queues: new QueueStatsReader({ client, streamsPerQueue: this.opts.streamsPerQueue, now: this.now }), lastUsedMs: 0 };
+      entry = { client, queues: new QueueStatsReader({ client, streamsPerQueue: this.opts.streamsPerQueue, now: this.now }), lastUsedMs: 0, inFlight: 0 };
       this.byKey.set(key, entry);
     }
     entry.lastUsedMs = this.now();
-    return entry;
+    entry.inFlight++;
+    try {
+      return await use(entry);
+    } catch (err) {
+      if (refused(err) && entry.inFlight === 1 && this.byKey.get(key) === entry) this.drop(key, entry);
+      throw err;
+    } finally {
+      entry.inFlight--;
+    }
   }
 
   get size(): number {
@@ -74,20 +92,18 @@ export class ApiSessions {
 
   private sweep(): void {
     const cutoff = this.now() - IDLE_MS;
-    for (const [key, e] of this.byKey) {
-      if (e.lastUsedMs < cutoff) {
-        e.client.close();
-        this.byKey.delete(key);
-      }
-    }
+    for (const [key, e] of this.byKey) if (e.lastUsedMs < cutoff && e.inFlight === 0) this.drop(key, e);
   }
 
+  /** Closes the least recently used session with no request under way (none: the map grows past MAX_SESSIONS for a while). */
   private evictOldest(): void {
     let oldest: [string, Entry] | null = null;
-    for (const kv of this.byKey) if (!oldest || kv[1].lastUsedMs < oldest[1].lastUsedMs) oldest = kv;
-    if (oldest) {
-      oldest[1].client.close();
-      this.byKey.delete(oldest[0]);
-    }
+    for (const kv of this.byKey) if (kv[1].inFlight === 0 && (!oldest || kv[1].lastUsedMs < oldest[1].lastUsedMs)) oldest = kv;
+    if (oldest) this.drop(oldest[0], oldest[1]);
+  }
+
+  private drop(key: string, e: Entry): void {
+    e.client.close();
+    this.byKey.delete(key);
   }
 }

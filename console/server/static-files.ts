@@ -29,7 +29,12 @@ export class StaticFiles {
 
   /** The file for a URL path ('/' is index.html); null when absent or outside the root. */
   get(urlPath: string): Promise<StaticFile | null> {
-    const rel = urlPath === '/' ? 'index.html' : decodeURIComponent(urlPath).replace(/^\/+/, '');
+    let rel: string;
+    try {
+      rel = urlPath === '/' ? 'index.html' : decodeURIComponent(urlPath).replace(/^\/+/, '');
+    } catch {
+      return Promise.resolve(null); // a malformed %-escape names no file (was a 500 and a stack trace in the log)
+    }
     const full = path.resolve(this.root, rel);
     if (!full.startsWith(this.root + path.sep)) return Promise.resolve(null);
     let hit = this.cache.get(full);

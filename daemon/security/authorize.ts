@@ -6,7 +6,8 @@
  *
  * The caller's identity reaches handlers as metadata this gate sets (and
  * strips from what the client sent): `x-timelane-principal`, `-role`,
- * `-namespace`. Audit lines (`"audit": true`) record every refusal and every
+ * `-namespace`, and `-credential` (which token or certificate: revocation
+ * and rotation end the streams it opened). Audit lines (`"audit": true`) record every refusal and every
  * admin call with its outcome.
  */
 import { Metadata, ServerInterceptingCall, status, type ServerInterceptor } from '@grpc/grpc-js';
@@ -17,6 +18,8 @@ import { permissionOf, roleAllows, type Permission } from './permissions.js';
 export const PRINCIPAL_HEADER = 'x-timelane-principal';
 export const ROLE_HEADER = 'x-timelane-role';
 export const NAMESPACE_HEADER = 'x-timelane-namespace';
+/** Which credential let the call in: `token:<sha256>` or `cert:<subject>` (stillAdmitted looks it up again). */
+export const CREDENTIAL_HEADER = 'x-timelane-credential';
 
 /** Open mode (`timelane dev`, `--insecure`): every caller is an admin of every namespace. */
 export const OPEN_PRINCIPAL: Principal = { name: 'anonymous', role: 'admin', namespace: '*', via: 'open' };
@@ -27,42 +30,50 @@ export interface GateOptions {
   log: Logger;
 }
 
-type Verdict = { ok: true; principal: Principal } | { ok: false; code: status; details: string; principal?: Principal };
+type Verdict = { ok: true; principal: Principal; credential?: string } | { ok: false; code: status; details: string; principal?: Principal };
 
 /** Decides one call: pure, so the unit tests can walk every case. */
 export function decide(path: string, metadata: Metadata, peerSubject: string | undefined, table: CredentialTable | null): Verdict {
   const permission: Permission = permissionOf(path);
   if (table === null) return { ok: true, principal: OPEN_PRINCIPAL };
+  // Health checks need no credential, whatever the caller sends (a probe holding a stale token still probes).
+  if (permission === 'public') return { ok: true, principal: { name: 'anonymous', role: 'reader', namespace: '', via: 'open' } };
   const header = metadata.get('authorization')[0];
   let principal: Principal | undefined;
+  let credential: string;
   if (header !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(String(header));
     if (!m) return { ok: false, code: status.UNAUTHENTICATED, details: 'authorization: expected "Bearer <token>"' };
-    principal = table.byTokenHash.get(hashToken(m[1]));
+    const hash = hashToken(m[1]);
+    principal = table.byTokenHash.get(hash);
     if (!principal) return { ok: false, code: status.UNAUTHENTICATED, details: 'authorization: unknown token' };
+    credential = `token:${hash}`;
   } else if (peerSubject !== undefined) {
     principal = table.bySubject.get(peerSubject);
     if (!principal) return { ok: false, code: status.UNAUTHENTICATED, details: `client certificate CN=${peerSubject} is not in the credentials file` };
-  }
-  if (!principal) {
-    if (permission === 'public') return { ok: true, principal: { name: 'anonymous', role: 'reader', namespace: '', via: 'open' } };
-    return { ok: false, code: status.UNAUTHENTICATED, details: 'no credential: send "authorization: Bearer <token>" or a client certificate' };
-  }
+    credential = `cert:${peerSubject}`;
+  } else return { ok: false, code: status.UNAUTHENTICATED, details: 'no credential: send "authorization: Bearer <token>" or a client certificate' };
   if (!roleAllows(principal.role, permission))
     return { ok: false, code: status.PERMISSION_DENIED, details: `${principal.name} (role ${principal.role}) may not call ${shortName(path)}: it needs ${permission}`, principal };
-  return { ok: true, principal };
+  return { ok: true, principal, credential };
 }
 
 /**
- * Whether the identity a call was let in with (the headers this gate set) is
- * still in the credentials file, with the same role and namespace: a stream
- * outlives its first check, and a credential removed meanwhile must end it.
+ * Whether the credential a call was let in with (the headers this gate set)
+ * is still in the credentials file, for the same name, role and namespace: a
+ * stream outlives its first check, and a credential removed or rotated
+ * meanwhile must end it. (Matching the name alone kept a stream opened with a
+ * rotated-out token alive.)
  */
 export function stillAdmitted(metadata: Metadata, table: CredentialTable | null): boolean {
   if (table === null) return true;
-  const [name, role, namespace] = [PRINCIPAL_HEADER, ROLE_HEADER, NAMESPACE_HEADER].map((h) => String(metadata.get(h)[0] ?? ''));
-  for (const p of [...table.byTokenHash.values(), ...table.bySubject.values()]) if (p.name === name && p.role === role && p.namespace === namespace) return true;
-  return false;
+  const [name, role, namespace, credential] = [PRINCIPAL_HEADER, ROLE_HEADER, NAMESPACE_HEADER, CREDENTIAL_HEADER].map((h) => String(metadata.get(h)[0] ?? ''));
+  const p = credential.startsWith('token:')
+    ? table.byTokenHash.get(credential.slice('token:'.length))
+    : credential.startsWith('cert:')
+      ? table.bySubject.get(credential.slice('cert:'.length))
+      : undefined;
+  return p !== undefined && p.name === name && p.role === role && p.namespace === namespace;
 }
 
 export function authInterceptor(opts: GateOptions): ServerInterceptor {
@@ -84,10 +95,11 @@ export function authInterceptor(opts: GateOptions): ServerInterceptor {
               return;
             }
             who = verdict.principal;
-            for (const h of [PRINCIPAL_HEADER, ROLE_HEADER, NAMESPACE_HEADER]) metadata.remove(h);
+            for (const h of [PRINCIPAL_HEADER, ROLE_HEADER, NAMESPACE_HEADER, CREDENTIAL_HEADER]) metadata.remove(h);
             metadata.set(PRINCIPAL_HEADER, who.name);
             metadata.set(ROLE_HEADER, who.role);
             metadata.set(NAMESPACE_HEADER, who.namespace);
+            if (verdict.credential) metadata.set(CREDENTIAL_HEADER, verdict.credential);
             pass(metadata);
           },
         });

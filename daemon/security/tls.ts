@@ -6,6 +6,7 @@
  *   swapping the server's secure context.
  * With a client CA the gRPC port requires client certificates signed by it (mTLS).
  */
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { experimental, ServerCredentials } from '@grpc/grpc-js';
@@ -65,4 +66,18 @@ export function watchHttpsContext(server: HttpsServer, t: TlsFiles, log: Logger,
   }, t.reloadMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * Whether the first certificate of a PEM file signed itself: then it can be
+ * its own trust anchor (the web console's client does that when
+ * TIMELANE_TLS_CA is unset). False for an unreadable file.
+ */
+export function isSelfSigned(certFile: string): boolean {
+  try {
+    const cert = new X509Certificate(readFileSync(certFile));
+    return cert.checkIssued(cert) && cert.verify(cert.publicKey);
+  } catch {
+    return false;
+  }
 }

@@ -96,6 +96,19 @@ describe.skipIf(!HAS_CHROMIUM)('web console on a daemon with TLS and tokens', ()
     expect(await status('operations', 'not-a-token')).toBe(401);
     expect(await status('shards', 'not-a-token')).toBe(401);
     expect(await status('operations', TOKENS.reader)).toBe(200);
+    // Background actions (202) are proven first: before, anyone got 202 and filled the operation log.
+    const action = async (p: string, token: string): Promise<number> =>
+      page.evaluate(
+        async ([url, t]) => (await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' }, body: '{}' })).status,
+        [`${consoleUrl}api/${p}`, token] as const,
+      );
+    expect(await action('rebalance', 'not-a-token')).toBe(401);
+    expect(await action('rebalance', TOKENS.reader)).toBe(403);
+    expect(await action('members/console-auth/drain', TOKENS.scheduler)).toBe(403);
+    const ops = await page.evaluate(async ([url, t]) => (await fetch(url, { headers: { authorization: `Bearer ${t}` } })).json(), [`${consoleUrl}api/operations`, TOKENS.admin] as const);
+    expect(ops).toEqual([]);
+    // A malformed %-escape in a file path is not found (was a 500 and a stack trace in the log).
+    expect(await page.evaluate(async (url) => (await fetch(url)).status, `${consoleUrl}%E0`)).toBe(404);
   });
 
   it('asks for a token; a reader sees the job but may not pause it; a scheduler may', async () => {

@@ -303,6 +303,26 @@ describe('TLS and bearer tokens', () => {
     }
   });
 
+  it('a token rotated out (same name, new hash) ends the Work streams opened with the old one', async () => {
+    const entry = (token: string) => ({ name: 'rotating-worker', sha256: hashToken(token), role: 'worker', namespace: 'billing' });
+    writeFileSync(authFile, JSON.stringify(tokenEntries([entry('tok-old')])));
+    const old = open({ token: 'tok-old' });
+    expect(await waitUntil(async () => old.listMembers().then(() => true, () => false), 10_000, 100)).toBe(true); // reloaded
+    const s = track(openWorkStream(daemon.address, { queues: ['billing'], maxInFlight: 1 }, { credentials: tlsCredentials({ ca: readFileSync(certs.caCert) }), token: 'tok-old' }), 'rotated stream');
+    try {
+      await s.subscribed();
+      writeFileSync(authFile, JSON.stringify(tokenEntries([entry('tok-new')])));
+      // Before: the stream stayed open (an entry of the same name, role and namespace was still there).
+      const end = await Promise.race([s.finished, new Promise<null>((r) => setTimeout(() => r(null), 10_000))]);
+      expect(end?.code).toBe(grpc.status.UNAUTHENTICATED);
+      expect(end?.details).toMatch(/no longer admitted/);
+    } finally {
+      s.cancel();
+      await s.finished;
+      untrack(s);
+    }
+  });
+
   it('a renewed certificate is served to new connections without a restart', async () => {
     expect(await servedCn(daemon.port)).toBe('server-1');
     symlinkSync('v2', path.join(dir, 'live-next'));

@@ -7,7 +7,7 @@
 import { Metadata, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { loadTimelaneProto } from '@timelane/client';
-import { decide } from '../../daemon/security/authorize.js';
+import { CREDENTIAL_HEADER, NAMESPACE_HEADER, PRINCIPAL_HEADER, ROLE_HEADER, decide, stillAdmitted } from '../../daemon/security/authorize.js';
 import { hashToken, newToken, parseCredentials } from '../../daemon/security/credentials-file.js';
 import { METHOD_PERMISSIONS, permissionOf, roleAllows } from '../../daemon/security/permissions.js';
 
@@ -74,6 +74,12 @@ describe('the gate', () => {
     expect(decide(HEALTH, md(), undefined, table)).toMatchObject({ ok: true });
   });
 
+  it('health checks pass whatever credential comes with them (was UNAUTHENTICATED for an unknown token or certificate)', () => {
+    expect(decide(HEALTH, md('Bearer stale-token'), undefined, table)).toMatchObject({ ok: true });
+    expect(decide(HEALTH, md('Basic abc'), undefined, table)).toMatchObject({ ok: true });
+    expect(decide(HEALTH, md(), 'unlisted.internal', table)).toMatchObject({ ok: true });
+  });
+
   it('malformed or unknown token: UNAUTHENTICATED, saying which', () => {
     expect(decide(SCHEDULE, md('Basic abc'), undefined, table)).toMatchObject({ ok: false, code: status.UNAUTHENTICATED, details: expect.stringMatching(/Bearer/) });
     expect(decide(SCHEDULE, md('Bearer nope'), undefined, table)).toMatchObject({ ok: false, code: status.UNAUTHENTICATED, details: expect.stringMatching(/unknown token/) });
@@ -102,6 +108,42 @@ describe('the gate', () => {
   });
 });
 
+describe('a stream is re-checked against the credential it was opened with', () => {
+  /** The headers the gate sets on a call it let in. */
+  const admitted = (path: string, auth: string | undefined, subject?: string): Metadata => {
+    const v = decide(path, md(auth), subject, table);
+    if (!v.ok) throw new Error('not admitted');
+    const m = new Metadata();
+    m.set(PRINCIPAL_HEADER, v.principal.name);
+    m.set(ROLE_HEADER, v.principal.role);
+    m.set(NAMESPACE_HEADER, v.principal.namespace);
+    if (v.credential) m.set(CREDENTIAL_HEADER, v.credential);
+    return m;
+  };
+  const withEntry = (worker: object, identities: object[] = []) =>
+    parseCredentials(JSON.stringify({ tokens: [{ name: 'ops', sha256: hashToken('admin-token'), role: 'admin' }, worker], identities }), 'test');
+  const WORK = '/timelane.v1.Worker/Work';
+
+  it('still admitted while its token is in the file with the same name, role and namespace', () => {
+    const m = admitted(WORK, 'Bearer work-token');
+    expect(stillAdmitted(m, table)).toBe(true);
+    expect(stillAdmitted(m, withEntry({ name: 'billing-worker', sha256: hashToken('work-token'), role: 'worker', namespace: 'billing' }))).toBe(true);
+  });
+
+  it('ended when its token is rotated out, though the name stays (before: kept, the name alone matched)', () => {
+    const m = admitted(WORK, 'Bearer work-token');
+    expect(stillAdmitted(m, withEntry({ name: 'billing-worker', sha256: hashToken('new-work-token'), role: 'worker', namespace: 'billing' }))).toBe(false);
+  });
+
+  it('ended when its token now names another role or namespace, or its certificate is gone', () => {
+    const m = admitted(WORK, 'Bearer work-token');
+    expect(stillAdmitted(m, withEntry({ name: 'billing-worker', sha256: hashToken('work-token'), role: 'worker', namespace: 'fraud' }))).toBe(false);
+    const cert = admitted(WORK, undefined, 'fraud-worker.internal');
+    expect(stillAdmitted(cert, table)).toBe(true);
+    expect(stillAdmitted(cert, withEntry({ name: 'other', sha256: hashToken('x'), role: 'reader', namespace: 'fraud' }))).toBe(false);
+  });
+});
+
 describe('credentials file', () => {
   it('never takes a token in clear, and names the bad entry and field', () => {
     expect(() => parseCredentials(JSON.stringify({ tokens: [{ name: 'x', sha256: 'my-secret', role: 'admin' }] }), 'f.json')).toThrow(/f\.json: tokens\[0\]\.sha256/);
@@ -121,5 +163,17 @@ describe('credentials file', () => {
     const a = newToken();
     expect(a).toMatch(/^tl_[A-Za-z0-9_-]{43}$/);
     expect(newToken()).not.toBe(a);
+  });
+});
+
+describe('TLS certificate files', () => {
+  it('tells a self-signed certificate (its own trust anchor) from one a CA signed', async () => {
+    const { makeTestCerts } = await import('../helpers/certs.js');
+    const { isSelfSigned } = await import('../../daemon/security/tls.js');
+    const certs = makeTestCerts();
+    expect(isSelfSigned(certs.caCert)).toBe(true);
+    // The web console trusted the certificate file itself: with this one every API call failed (503). The daemon now warns.
+    expect(isSelfSigned(certs.serverCert)).toBe(false);
+    expect(isSelfSigned('/nonexistent.crt')).toBe(false);
   });
 });
