@@ -185,7 +185,7 @@ export class Answers {
       if (row.status === 'dead' && row.pause_on_failure) {
         // The job's lock first: occurrences a materialiser pass just made are then seen, and taken back.
         const paused = await query(tx, PAUSE_ON_FAILURE, [row.job_id, r.runId]);
-        if (paused.rowCount === 1) await query(tx, WITHDRAW_OCCURRENCES, [row.job_id, false]);
+        if (paused.rowCount === 1) await query(tx, WITHDRAW_OCCURRENCES, [row.job_id, null]);
       }
       return { status: row.status, retry };
     })));

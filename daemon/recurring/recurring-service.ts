@@ -189,7 +189,7 @@ export class RecurringService {
       if (job.kind === 'once') throw failedPrecondition(`job ${jobId} is one-shot: only recurring jobs pause (CancelJob or RescheduleJob it)`);
       if (job.status !== 'active') throw failedPrecondition(`job ${jobId} is ${job.status}, not active`);
       await query(tx, PAUSE_JOB, [jobId, note]);
-      return this.withdraw(tx, jobId, false);
+      return this.withdraw(tx, jobId, null);
     });
     this.forget(withdrawn);
     return { job: await this.job(jobId), withdrawn: withdrawn.length };
@@ -210,9 +210,9 @@ export class RecurringService {
   }
 
   /**
-   * New settings. A new rule re-makes the occurrences due later than now
-   * (those due already fire by the old rule); a new priority applies to the
-   * runs waiting to fire.
+   * New settings. A new rule re-makes the occurrences whose time is later
+   * than now (those whose time has passed fire by the old rule, jitter or
+   * not); a new priority applies to the runs waiting to fire.
    */
   async update(jobId: string, u: JobUpdate): Promise<JobRow> {
     let afterCommit: (() => void) | undefined;
@@ -225,9 +225,12 @@ export class RecurringService {
       }
       if (u.recurrence && job.status === 'completed' && job.kind === 'once') throw failedPrecondition(`job ${jobId} is completed`);
       const remake = job.kind !== 'once' && u.recurrence !== null;
-      if (remake) withdrawn = await this.withdraw(tx, jobId, true);
+      // One instant for both: occurrences after it are re-made by the new rule, the rest stay (before, a
+      // jittered occurrence whose time had passed but not its due time was withdrawn and made by neither).
+      const now = Math.floor(this.deps.wallNow());
+      if (remake) withdrawn = await this.withdraw(tx, jobId, now);
       const rule = u.recurrence ?? (job.kind !== 'once' ? storedRecurrence(job.recurrence) : null);
-      const next = remake && rule ? firstOccurrence(rule, this.deps.wallNow()) : null;
+      const next = remake && rule ? firstOccurrence(rule, now) : null;
       const { rowCount } = await query(tx, UPDATE_JOB, [
         jobId,
         u.recurrence ? JSON.stringify(u.recurrence) : null,
@@ -320,8 +323,9 @@ export class RecurringService {
   }
 
   /** Takes back a job's occurrences made but not fired (only those due later than now: `onlyFuture`); returns their ids. */
-  private async withdraw(tx: Queryable, jobId: string, onlyFuture: boolean): Promise<number[]> {
-    const { rows } = await query<{ id: number; shard: number }>(tx, WITHDRAW_OCCURRENCES, [jobId, onlyFuture]);
+  /** Withdraws the occurrences made but not fired: those after `afterMs`, or (null) all of them. */
+  private async withdraw(tx: Queryable, jobId: string, afterMs: number | null): Promise<number[]> {
+    const { rows } = await query<{ id: number; shard: number }>(tx, WITHDRAW_OCCURRENCES, [jobId, afterMs]);
     return rows.map((r) => r.id);
   }
 

@@ -255,6 +255,19 @@ describe('verbs', () => {
     expect(deliveredOf(p, jobId)[0].run.payload.toString()).toBe('v2');
   });
 
+  it('update keeps an occurrence whose time has passed but whose jitter makes it due later: it fires by the old rule', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(3_600_000));
+    // As jitter leaves one: its nominal time 1 s ago, due in 30 s (not fired yet).
+    const nominal = Date.now() - 1_000;
+    const made = await makeOccurrences(db.pool, [{ jobId, shard: 0, nominalMs: nominal, dueMs: Date.now() + 30_000, status: 'scheduled' }], 'schedule');
+    expect(made).toHaveLength(1);
+    await p.recurring.update(jobId, { recurrence: every(3_600_000, { jitterMs: 1_000 }), payload: null, priority: null, retry: null, leaseMs: null });
+    // Before: withdrawn (due later than now), and the new rule starts after now: that occurrence was made by neither.
+    const kept = (await runsOf(jobId)).filter((r) => Number(r.id) === Number(made[0].id));
+    expect(kept.map((r) => r.status)).toEqual(['scheduled']);
+  });
+
   it('trigger fires now, outside the rule; with skip it is held back while a run is running unless forced', async () => {
     const p = await start();
     const jobId = await createJob(p, every(3_600_000, { overlap: 'skip' }));

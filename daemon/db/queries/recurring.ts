@@ -260,15 +260,17 @@ RETURNING id`;
 /**
  * withdrawOccurrences — occurrences made but not fired are taken back (they
  * never happened): the job's next occurrence goes back to the earliest of
- * them, and they no longer count toward the limit. $1 job id, $2 only those
- * due later than now (an UpdateJob: what is due already fires by the old
- * rule) — else all, buffered ones too (a pause). Returns the withdrawn run
- * ids with their shard.
+ * them, and they no longer count toward the limit. $1 job id, $2 epoch ms:
+ * only those whose nominal time is later (an UpdateJob, whose new rule
+ * starts after $2: an occurrence whose time has passed fires by the old rule,
+ * even if its jitter puts it later) — null: all, buffered ones too (a pause).
+ * Returns the withdrawn run ids with their shard.
  */
 export const WITHDRAW_OCCURRENCES = `
 WITH gone AS (
   DELETE FROM runs r WHERE r.job_id = $1 AND r.attempt = 1 AND r.origin = 'schedule'
-    AND (r.status = 'scheduled' OR (r.status = 'buffered' AND NOT $2::bool)) AND (NOT $2::bool OR r.due_at > now())
+    AND (r.status = 'scheduled' OR (r.status = 'buffered' AND $2::int8 IS NULL))
+    AND ($2::int8 IS NULL OR r.nominal_at > to_timestamp($2::int8 / 1000.0))
   RETURNING r.id, r.shard, r.nominal_at
 ), job_out AS (
   UPDATE jobs j SET next_fire_at = CASE WHEN j.next_fire_at IS NULL THEN (SELECT min(nominal_at) FROM gone)
