@@ -182,6 +182,33 @@ describe('overlap cancel_other', () => {
   });
 });
 
+describe('overlap cancel_other and a retry', () => {
+  it('a new occurrence cancels the older one waiting for its retry, and starts (before: it waited out the backoff)', async () => {
+    const p = await start();
+    const w = stream(p, 'co-retry');
+    const rule: Recurrence = {
+      cadence: { kind: 'interval', everyMs: 600, phaseMs: 0 },
+      startAtMs: null,
+      endAtMs: null,
+      jitterMs: 0,
+      limit: null,
+      overlap: 'cancel_other',
+      catchUp: { windowMs: 300_000, mode: 'fire_all', maxRuns: 100 },
+      pauseOnFailure: false,
+    };
+    const [job] = await p.recurring.schedule([{ ...scheduleInput(0, { queue: 'co-retry', maxAttempts: 3, initialBackoffMs: 60_000, maxBackoffMs: 60_000 }), recurrence: rule }]);
+    await waitFor(() => w.runs.length === 1, 5_000, 'first running');
+    const first = w.runs[0];
+    // It fails retryably: its second attempt waits a minute, and counts as running meanwhile.
+    const out = await p.engine.answers.fail({ runId: first.id, shard: first.shard, fence: first.fence, deliveries: first.deliveries, sentAtMs: null }, true, 'flaky');
+    expect(out.retry).not.toBeNull();
+    await waitFor(() => w.runs.length === 2, 5_000, 'the newer occurrence started');
+    expect(w.runs[1].nominal_at_ms!).toBeGreaterThan(first.nominal_at_ms!);
+    expect(w.runs[1].job_id).toBe(job.job.id);
+    expect((await p.scheduling.getRun(out.retry!.runId)).status).toBe('cancelled');
+  });
+});
+
 describe('priorities', () => {
   it('when more runs are due than worker credit takes, higher priority goes first and equal priority keeps due order', async () => {
     const p = await start();

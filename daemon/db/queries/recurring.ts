@@ -191,8 +191,9 @@ RETURNING r.id, r.status, h.overlap`;
 
 /**
  * cancelOthers — overlap cancel_other: for each job of these newly buffered
- * runs, older buffered runs are skipped (only the newest waits) and its
- * running runs are marked cancel-requested; returns those, whose workers the
+ * runs, older buffered runs are skipped (only the newest waits), its
+ * running runs are marked cancel-requested, and its retries waiting for
+ * their backoff are cancelled; returns the running ones, whose workers the
  * caller tells to stop. The buffered run starts once they have stopped.
  * $1 newly buffered run ids int8[], $2 their shards int[].
  */
@@ -208,6 +209,12 @@ WITH newest AS (
   UPDATE runs o SET cancel_requested_at = now()
   FROM newest n WHERE o.job_id = n.job_id AND o.shard = ANY($2::int[]) AND o.status = 'fired' AND o.origin IS NOT NULL
     AND o.cancel_requested_at IS NULL
+  RETURNING o.id
+), retrying AS (
+  -- A retry waiting for its backoff counts as running (RUNNING): it is stopped too, at once (no worker holds it).
+  UPDATE runs o SET status = 'cancelled', finished_at = now()
+  FROM newest n WHERE o.job_id = n.job_id AND o.shard = ANY($2::int[]) AND o.status = 'scheduled' AND o.attempt > 1
+    AND o.origin IS NOT NULL
   RETURNING o.id
 )
 SELECT id FROM running`;
