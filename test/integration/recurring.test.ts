@@ -124,6 +124,21 @@ describe('interval jobs', () => {
     await new Promise((r) => setTimeout(r, 700));
     expect(deliveredOf(p, jobId)).toHaveLength(3);
   });
+
+  it('a job whose limit is used up with occurrences still to fire can be cancelled: they never fire, the job ends cancelled', async () => {
+    // A 30 s window: every 2 s from 5 s on, limit 2 — both made by the first pass, and the job completed at once.
+    parts = new DaemonParts({ db: db.pool, shardCount: 1, windowMs: 30_000, loadIntervalMs: 200 });
+    const p = parts;
+    await p.own([0]);
+    const jobId = await createJob(p, every(2_000, { limit: 2, startAtMs: Date.now() + 5_000 }));
+    await waitFor(async () => (await runsOf(jobId)).filter((r) => r.status === 'scheduled').length === 2, 5_000, 'both occurrences made');
+    expect((await p.scheduling.getJob(jobId)).job.status).toBe('completed');
+    const out = await p.scheduling.cancelJob(jobId, (runId) => p.engine.forget(runId));
+    // Before: both runs cancelled, but the job stayed 'completed'.
+    expect(out.runsCancelled).toBe(2);
+    expect(out.job.status).toBe('cancelled');
+    expect((await runsOf(jobId)).map((r) => r.status)).toEqual(['cancelled', 'cancelled']);
+  });
 });
 
 describe('overlap', () => {

@@ -158,8 +158,11 @@ WITH runs_out AS (
 ), job_out AS (
   -- next_fire_at cleared: a cancelled job leaves the materialiser's index (jobs_next_fire, migration 0011).
   UPDATE jobs SET status = 'cancelled', next_fire_at = NULL, updated_at = now()
-  WHERE id = $1 AND status IN ('active', 'paused')
-    AND (kind <> 'once' OR EXISTS (SELECT 1 FROM runs_out) OR EXISTS (SELECT 1 FROM stopping))
+  WHERE id = $1 AND (
+    (status IN ('active', 'paused') AND (kind <> 'once' OR EXISTS (SELECT 1 FROM runs_out) OR EXISTS (SELECT 1 FROM stopping)))
+    -- A recurring job whose rule ended (limit, end time) is 'completed' once its last occurrences are made:
+    -- those still to fire (or running) make the cancel a cancel of the job too.
+    OR (status = 'completed' AND kind <> 'once' AND (EXISTS (SELECT 1 FROM runs_out) OR EXISTS (SELECT 1 FROM stopping))))
   RETURNING id
 )
 SELECT id, shard, 'cancelled' AS what FROM runs_out
