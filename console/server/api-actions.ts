@@ -31,6 +31,14 @@ export async function replayDead(_ctx: ApiContext, r: ApiRequest): Promise<Repla
   return r.client.replayRuns({ runIds: runIdList(r.body, 'runIds', MAX_REPLAY) });
 }
 
+/** Background work keeps the caller's client open until it ends (the request answers 202 long before). */
+function held(r: ApiRequest, work: () => Promise<string>): () => Promise<string> {
+  return () => {
+    const release = r.hold();
+    return work().finally(release);
+  };
+}
+
 export function moveShard(ctx: ApiContext, r: ApiRequest): Promise<OperationView> {
   const shard = optionalInt({ shard: r.params[0] }, 'shard', 0, 65_535);
   if (shard === undefined) throw new BadRequest('shard', 'is required');
@@ -38,26 +46,26 @@ export function moveShard(ctx: ApiContext, r: ApiRequest): Promise<OperationView
   if (!to) throw new BadRequest('toMember', 'is required');
   const target = memberId(to, 'toMember');
   const client = r.client;
-  return ctx.operations.start('move', `shard ${shard} → ${target}`, async () => {
+  return ctx.operations.start('move', `shard ${shard} → ${target}`, held(r, async () => {
     const res = await client.moveShard(shard, target, { timeoutMs: OPS_TIMEOUT_MS });
     return `moved from ${res.move.fromMember || '(no owner)'} to ${res.move.toMember} in ${Math.round(res.handoffMs)} ms`;
-  });
+  }));
 }
 
 export function drainMember(ctx: ApiContext, r: ApiRequest): Promise<OperationView> {
   const member = memberId(r.params[0]);
   const undo = optionalBool(r.body, 'undo') ?? false;
   const client = r.client;
-  return ctx.operations.start(undo ? 'undrain' : 'drain', `member ${member}`, async () => {
+  return ctx.operations.start(undo ? 'undrain' : 'drain', `member ${member}`, held(r, async () => {
     const res = await client.drainMember(member, { undo, timeoutMs: OPS_TIMEOUT_MS });
     return `${res.moves.length} move${res.moves.length === 1 ? '' : 's'}, ${res.completed ? 'all landed' : 'some still under way at the timeout'}`;
-  });
+  }));
 }
 
 export function rebalance(ctx: ApiContext, r: ApiRequest): Promise<OperationView> {
   const client = r.client;
-  return ctx.operations.start('rebalance', 'cluster', async () => {
+  return ctx.operations.start('rebalance', 'cluster', held(r, async () => {
     const res = await client.rebalance({ timeoutMs: OPS_TIMEOUT_MS });
     return `${res.moves.length} move${res.moves.length === 1 ? '' : 's'}, ${res.completed ? 'all landed' : 'some still under way at the timeout'}`;
-  });
+  }));
 }

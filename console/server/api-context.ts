@@ -31,4 +31,6 @@ export interface ApiRequest {
   params: string[];
   /** Parsed JSON body of a POST ({} when empty). */
   body: Record<string, unknown>;
+  /** Keeps `client` open past the request (a background operation); call the result when done. */
+  hold(): () => void;
 }

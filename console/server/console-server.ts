@@ -172,11 +172,12 @@ async function handleApi(rt: Runtime, req: http.IncomingMessage, res: http.Serve
   try {
     const token = bearerToken(req);
     if (rt.authRequired && token === undefined) throw new Unauthenticated('this daemon requires a bearer token (Authorization: Bearer <token>)');
+    // Read before a session is taken: a slow upload must not hold a client (nor one per made-up token).
+    const body = method === 'POST' ? await readJsonBody(req) : {};
     const value = await rt.sessions.with(token, isRefusedToken, async (session) => {
       // A route that makes no RPC, or answers before its RPC does (202), proves the token with one small read first.
       if (rt.authRequired && (match.route.local || match.route.okStatus === 202)) await session.client.listQueueLimits();
-      const body = method === 'POST' ? await readJsonBody(req) : {};
-      return match.route.handle(rt.ctx, { req, client: session.client, queues: session.queues, query: url.searchParams, params: match.params, body });
+      return match.route.handle(rt.ctx, { req, client: session.client, queues: session.queues, query: url.searchParams, params: match.params, body, hold: session.hold });
     });
     sendJson(res, match.route.okStatus, value);
   } catch (err) {

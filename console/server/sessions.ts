@@ -27,6 +27,8 @@ const SWEEP_MS = 60_000;
 export interface ApiSession {
   client: TimelaneClient;
   queues: QueueStatsReader;
+  /** Keeps the client open past `with` (work that outlives the request); call the result when done. */
+  hold(): () => void;
 }
 
 interface Entry extends ApiSession {
@@ -55,9 +57,10 @@ export class ApiSessions {
 
   /**
    * Runs `use` with the session for a token (undefined: the shared
-   * unauthenticated one). Its client stays open until `use` settles; a token
-   * the daemon refused (`refused(err)`) leaves no session behind, so made-up
-   * tokens cannot push real sessions out.
+   * unauthenticated one). Its client stays open until `use` settles (and
+   * while held); a token the daemon refused (`refused(err)`) leaves no
+   * session behind. (Made-up tokens still each evict an idle session on
+   * their way in — its next request makes a new client — never a busy one.)
    */
   async with<T>(token: string | undefined, refused: (err: unknown) => boolean, use: (s: ApiSession) => Promise<T>): Promise<T> {
     const key = token === undefined ? '' : createHash('sha256').update(token).digest('hex');
@@ -65,7 +68,21 @@ export class ApiSessions {
     if (!entry) {
       if (this.byKey.size >= MAX_SESSIONS) this.evictOldest();
       const client = this.opts.makeClient(token);
-      entry = { client, queues: new QueueStatsReader({ client, streamsPerQueue: this.opts.streamsPerQueue, now: this.now }), lastUsedMs: 0, inFlight: 0 };
+      const created: Entry = {
+        client,
+        queues: new QueueStatsReader({ client, streamsPerQueue: this.opts.streamsPerQueue, now: this.now }),
+        lastUsedMs: 0,
+        inFlight: 0,
+        hold: () => {
+          created.inFlight++;
+          let held = true;
+          return () => {
+            if (held) created.inFlight--;
+            held = false;
+          };
+        },
+      };
+      entry = created;
       this.byKey.set(key, entry);
     }
     entry.lastUsedMs = this.now();

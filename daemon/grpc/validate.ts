@@ -37,11 +37,23 @@ export const MAX_EPOCH_MS = 253_402_300_799_999;
 
 /** The queue of recurring workflow starts, run by the daemon itself (workflows/scheduled-starts.ts). */
 const RESERVED_QUEUE = 'timelane:workflow-start';
+/**
+ * A queue no run is ever scheduled on: a worker library closing opens a
+ * stream on it only to send its last answers (they are judged by their
+ * refs, whatever the stream's queues), so that stream is handed no run.
+ */
+export const NO_RUNS_QUEUE = 'timelane:none';
 
-/** A queue a caller may schedule runs on or take runs from: not the daemon's own. */
+/** A queue a caller may take runs from: not the daemon's own. */
 export function ownQueue(field: string, v: string): string {
   if (v === RESERVED_QUEUE) throw invalidArgument(field, `"${v}" is reserved: the daemon runs its recurring workflow starts there`);
   return v;
+}
+
+/** A queue a caller may schedule runs on: not the daemon's own, nor the one that never has runs. */
+function scheduleQueue(field: string, v: string): string {
+  if (v === NO_RUNS_QUEUE) throw invalidArgument(field, `"${v}" is reserved: no run is ever scheduled there`);
+  return ownQueue(field, v);
 }
 
 export function queueName(field: string, v: string): string {
@@ -122,7 +134,7 @@ function intIn(field: string, v: number, lo: number, hi: number): number {
 export function scheduleInput(req: ScheduleRequest__Output, nowMs: number, limits: Limits, prefix = ''): ScheduleInput {
   const namespace = req.namespace || 'default';
   if (!NAMESPACE_RE.test(namespace)) throw invalidArgument(`${prefix}namespace`, `must be 1..64 chars of [A-Za-z0-9_.-] (got "${namespace.slice(0, 80)}")`);
-  const queue = ownQueue(`${prefix}queue`, queueName(`${prefix}queue`, req.queue));
+  const queue = scheduleQueue(`${prefix}queue`, queueName(`${prefix}queue`, req.queue));
   const payload = req.payload ?? Buffer.alloc(0);
   if (payload.length > limits.maxPayloadBytes) throw invalidArgument(`${prefix}payload`, `must be at most ${limits.maxPayloadBytes} bytes (got ${payload.length})`);
   const recurrence = req.when === 'recurrence' && req.recurrence ? recurrenceInput(prefix, req.recurrence, nowMs) : null;
@@ -314,8 +326,6 @@ export function jobUpdate(req: UpdateJobRequest__Output, nowMs: number, limits: 
   if (!recurrence && !payload && priority === null && leaseMs === null && !retry) throw invalidArgument('update', 'names nothing to change (recurrence, payload, priority, retry or lease_ms)');
   return { recurrence, payload, priority, retry, leaseMs };
 }
-
-/** 9999-12-31T23:59:59.999Z: the latest instant a Postgres timestamp takes from epoch ms here. */
 
 /** ListDeadRuns' filter (also ReplayRuns' filter, prefixed "filter."). */
 export function deadRunsFilter(p: string, req: ListDeadRunsRequest__Output, limit: number): DeadRunsFilter {

@@ -322,7 +322,6 @@ export class RecurringService {
     });
   }
 
-  /** Takes back a job's occurrences made but not fired (only those due later than now: `onlyFuture`); returns their ids. */
   /** Withdraws the occurrences made but not fired: those after `afterMs`, or (null) all of them. */
   private async withdraw(tx: Queryable, jobId: string, afterMs: number | null): Promise<number[]> {
     const { rows } = await query<{ id: number; shard: number }>(tx, WITHDRAW_OCCURRENCES, [jobId, afterMs]);

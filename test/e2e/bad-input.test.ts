@@ -110,6 +110,8 @@ describe('Schedule', () => {
     ['lease_ms over an hour', good({ leaseMs: 3_600_001 }), 'lease_ms'],
     // Was accepted: the daemon's own queue of recurring workflow starts.
     ['the reserved queue timelane:workflow-start', good({ queue: 'timelane:workflow-start' }), 'queue'],
+    // The queue a closing worker's answers-only stream subscribes to: it must never have a run.
+    ['the reserved queue timelane:none', good({ queue: 'timelane:none' }), 'queue'],
   ];
   it.each(cases)('%s → INVALID_ARGUMENT naming the field', async (_name, req, field) => {
     await expectRefused('schedule', req, field);

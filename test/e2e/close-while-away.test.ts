@@ -7,8 +7,8 @@
  * run stayed `fired` until its lease ran out and was handed out again — its
  * handler ran twice.
  *
- * Asserted: when close() resolves, the run is `completed` in Postgres, its
- * handler ran once, and the stream opened to send the answer started no run.
+ * Asserted: when close() resolves, the run is `completed` in Postgres and
+ * its handler ran once.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createWorker, type Worker } from '@timelane/client';
@@ -48,7 +48,7 @@ it('answers that found no stream are sent by close() once the daemon is back; th
     const mayEnd = new Promise<void>((resolve) => (release = resolve));
     worker = createWorker({
       address: `127.0.0.1:${port}`,
-      queues: [QUEUE, 'close-while-away-other'],
+      queues: [QUEUE],
       concurrency: 1,
       reconnectInitialMs: 50,
       reconnectMaxMs: 200,
@@ -68,21 +68,11 @@ it('answers that found no stream are sent by close() once the daemon is back; th
     // The handler is done: its Complete waits for a stream.
     expect(await waitUntil(() => worker!.stats.completed === 1, 5_000, 10)).toBe(true);
     const closed = worker.close(20_000);
-    // A run waiting when the daemon comes back must not be started by the closing worker.
-    const other = await (async () => {
-      daemon = await start();
-      const c2 = openClient(daemon.address);
-      try {
-        return (await c2.schedule({ queue: 'close-while-away-other' })).run.id;
-      } finally {
-        closeClient(c2);
-      }
-    })();
+    daemon = await start();
     await closed;
     // Before: close() resolved while the daemon was down, the Complete dropped; the run stayed fired.
     expect((await runStatuses(db.pool, [run.id])).get(run.id)).toBe('completed');
     expect(started).toEqual([run.id]);
-    expect(started).not.toContain(other);
   } finally {
     closeClient(client);
   }

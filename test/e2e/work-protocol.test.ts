@@ -109,7 +109,7 @@ describe('Work stream message shapes', () => {
     }
   });
 
-  it('batch_runs: single Completes written together are acked in one AckBatch, in the order they were sent', async () => {
+  it('batch_runs: single Completes written together are acked in one AckBatch', async () => {
     const s = openRaw('proto-acks', true);
     try {
       await waitUntil(() => s.seen.messages.some((m) => m.subscribed), 5_000);
@@ -121,7 +121,8 @@ describe('Work stream message shapes', () => {
       const ackMessages = (): WorkResponse__Output[] => s.seen.messages.filter((m) => m.ack || m.acks);
       const acked = (): string[] => ackMessages().flatMap((m) => (m.ack ? [m.ack] : m.acks!.acks)).map((a) => a.runId);
       expect(await waitUntil(() => acked().length >= 10, 5_000)).toBe(true);
-      expect(acked()).toEqual(sent.map((r) => r.runId));
+      // (Two Complete batches may be in flight at once: order across them is not promised.)
+      expect([...acked()].sort()).toEqual(sent.map((r) => r.runId).sort());
       expect([...acked()].sort()).toEqual([...ids].sort());
       // The Complete batcher writes them in one statement (5 ms gather); before, one Ack message each.
       expect(ackMessages().length).toBeLessThanOrEqual(2);

@@ -109,3 +109,25 @@ it('a process whose handler ignores its signal exits after close() gives up on i
   // Before: still running (the heartbeat interval of the abandoned handler fired for ever).
   expect({ out, code }).toEqual({ out: 'closed\n', code: 0 });
 });
+
+it('a process exits as soon as close() has its answers acked, not at close()’s timeout', async () => {
+  // A user's worker process: one run completed, then close(30000) as a SIGTERM handler would call it.
+  const script = `
+    import { TimelaneClient, createWorker } from '@timelane/client';
+    const address = process.argv[1];
+    const client = new TimelaneClient(address);
+    const worker = createWorker({
+      address, queues: ['close-prompt'], concurrency: 1,
+      handler: () => { setTimeout(async () => { await worker.close(30000); client.close(); process.stdout.write('closed\\n'); }, 0); },
+    });
+    await client.schedule({ queue: 'close-prompt', delayMs: 100 });
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script, daemon!.address], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const code = await Promise.race([exited, sleep(15_000).then(() => 'still running' as const)]);
+  if (code === 'still running') child.kill('SIGKILL');
+  // With a timer left armed for the rest of close()'s 30 s, it was still running here.
+  expect({ out, code }).toEqual({ out: 'closed\n', code: 0 });
+});

@@ -84,6 +84,29 @@ describe('ApiSessions', () => {
     }
   });
 
+  it('a client held past its request (a background move) is not closed until released', async () => {
+    const { clock, sessions, use } = setup();
+    try {
+      let release: () => void = () => undefined;
+      const admin = await sessions.with('admin-token', () => false, async (s) => {
+        release = s.hold();
+        return s;
+      });
+      for (let i = 0; i < 40; i++) {
+        clock.now += 1;
+        await use(`other-${i}`);
+      }
+      // Before: the request had ended, so the 32nd new token closed it under the running operation.
+      expect(fake(admin).closed).toBe(false);
+      release();
+      clock.now += 1;
+      await use('one-more');
+      expect(fake(admin).closed).toBe(true); // the least recently used, idle again
+    } finally {
+      sessions.stop();
+    }
+  });
+
   it('keeps no session for a token the daemon refused', async () => {
     const { sessions, refused } = setup();
     try {

@@ -38,8 +38,10 @@
  *   stream is half-closed only once nothing is in flight (after that no
  *   answer could be sent); runs still unfinished at the timeout are aborted
  *   (their signal fires) and the call is cancelled. Answers still waiting
- *   for a stream (their daemon was restarting) are sent on one opened for
- *   them within the timeout; it starts no run.
+ *   for a stream (their daemon was restarting), or acked UNAVAILABLE while
+ *   closing, are sent again within the timeout — on a stream opened for
+ *   them on the queue that never has runs (NO_RUNS_QUEUE), which is handed
+ *   no run.
  */
 import type * as grpc from '@grpc/grpc-js';
 import type { WorkRequest } from '../proto/gen/timelane/v1/WorkRequest.js';
@@ -48,6 +50,9 @@ import type { AckInfo, DeliveredRunInfo, DeliveryRefInfo } from './types.js';
 import { WorkStream, newWorkerClient, type StreamEnd } from './work-stream.js';
 import { traceRun } from './tracing.js';
 import { RunAbort } from './run-abort.js';
+
+/** A queue the daemon never schedules a run on (it refuses Schedule there): a closing worker's answers-only stream subscribes to it. */
+const NO_RUNS_QUEUE = 'timelane:none';
 
 export interface WorkerContext {
   /** Extends the run's lease (at-least-once) and reports progress (0..1) and a checkpoint (≤ 64 KiB). */
@@ -261,40 +266,54 @@ export class WorkerSession {
    * connect): its close hands them out again at once.
    */
   private async sendWaitingAnswers(deadline: number): Promise<void> {
-    while (this.outbox.length > 0 || (this.unacked.size > 0 && this.stream?.writable)) {
-      const left = deadline - Date.now();
-      if (left <= 0) return;
-      if (!this.stream) this.connect();
-      const stream = this.stream!;
-      const settled = await Promise.race([
-        this.ackedAll().then(() => true),
-        stream.finished.then(() => false),
-        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), left)),
-      ]);
-      if (settled) return;
-      if (this.stream === undefined) await new Promise((r) => setTimeout(r, Math.min(CLOSE_RETRY_MS, Math.max(0, deadline - Date.now()))));
+    const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, Math.min(ms, deadline - Date.now()))));
+    try {
+      while (this.outbox.length > 0 || (this.unacked.size > 0 && this.stream?.writable)) {
+        const left = deadline - Date.now();
+        if (left <= 0) return;
+        if (!this.stream) this.connect();
+        else if (this.outbox.length > 0) {
+          // Answers acked UNAVAILABLE meanwhile (see acked): again, after a pause.
+          await pause(CLOSE_RETRY_MS);
+          const open = this.stream;
+          if (open) for (const req of this.outbox.splice(0)) if (open.send(req)) this.awaitAck(req);
+          continue;
+        }
+        const stream = this.stream!;
+        let timer: NodeJS.Timeout | undefined;
+        const settled = await Promise.race([
+          this.ackedAll().then(() => true),
+          stream.finished.then(() => false),
+          new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), left))),
+        ]);
+        clearTimeout(timer); // (else it held the process for the whole timeout after a close that ended at once)
+        if (settled && this.outbox.length === 0) return;
+        if (this.stream === undefined) await pause(CLOSE_RETRY_MS);
+      }
+    } finally {
+      this.ackWaiters = [];
     }
   }
 
-  /** Resolves once no answer written to the stream awaits its ack. */
+  /** Resolves once no answer written to the stream awaits its ack (or, closing, waits to be sent again). */
   private ackedAll(): Promise<void> {
-    if (this.unacked.size === 0 && this.outbox.length === 0) return Promise.resolve();
+    if (this.unacked.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.ackWaiters.push(resolve));
   }
 
   private connect(): void {
     const { queues, concurrency, workerId } = this.opts;
-    // Opened while closing, only to send answers: it takes no runs (the least credit, and a Drain).
+    // Opened while closing, only to send answers: on the queue that never has runs (the daemon judges
+    // answers by their refs). On the worker's queues it could be handed a run it would not start — and an
+    // at-most-once run, never handed out again, would be lost.
     const late = this.closing;
-    const stream = new WorkStream(this.client, { queues, maxInFlight: late ? 1 : concurrency, workerId });
+    const stream = new WorkStream(this.client, late ? { queues: [NO_RUNS_QUEUE], maxInFlight: 1, workerId } : { queues, maxInFlight: concurrency, workerId });
     this.stream = stream;
     const openedAt = Date.now();
     let heard = false;
-    if (late) void stream.subscribed().then(() => stream.send({ drain: {} }), () => undefined);
     stream.onRun((run) => {
       heard = true;
-      if (late) this.opts.stats.received++; // not started: handed out again when this stream closes
-      else this.accept(run, stream);
+      this.accept(run, stream);
     });
     stream.onAck((ack) => {
       heard = true;
@@ -435,7 +454,8 @@ export class WorkerSession {
 
   private acked(ack: AckInfo): void {
     this.ackedOne(ack);
-    if (this.ackWaiters.length > 0 && this.unacked.size === 0 && this.outbox.length === 0) for (const w of this.ackWaiters.splice(0)) w();
+    // (Answers put back in the outbox meanwhile are sendWaitingAnswers' to send again.)
+    if (this.ackWaiters.length > 0 && this.unacked.size === 0) for (const w of this.ackWaiters.splice(0)) w();
   }
 
   private ackedOne(ack: AckInfo): void {
@@ -457,6 +477,12 @@ export class WorkerSession {
     }
     const resent = this.resends.has(ack.runId);
     if (ack.code !== UNAVAILABLE) this.resends.delete(ack.runId);
+    if (ack.code === UNAVAILABLE && answer && this.closing && !this.finished) {
+      // Closing: sent again by sendWaitingAnswers while its time lasts (resendLater's timers stop at close).
+      this.outbox.push(answer);
+      this.opts.onAck?.(ack);
+      return;
+    }
     if (ack.code !== 0) {
       this.opts.stats.rejected++;
       // 9 FAILED_PRECONDITION: a delivery of this run was superseded. Abort
