@@ -284,15 +284,12 @@ describe('TLS and bearer tokens', () => {
     expect((await late.listShards()).length).toBe(SHARDS);
   });
 
-  it('a credential removed from the file ends the Work streams it opened', async () => {
-    const revocable = { name: 'temp-worker', sha256: hashToken('tok-temp'), role: 'worker', namespace: 'billing' };
-    writeFileSync(authFile, JSON.stringify(tokenEntries([revocable])));
-    const temp = open({ token: 'tok-temp' });
-    expect(await waitUntil(async () => temp.listMembers().then(() => true, () => false), 10_000, 100)).toBe(true); // reloaded
-    const s = track(openWorkStream(daemon.address, { queues: ['billing'], maxInFlight: 1 }, { credentials: tlsCredentials({ ca: readFileSync(certs.caCert) }), token: 'tok-temp' }), 'revocable stream');
+  /** Opens a Work stream with `token`, applies `edit` to the credentials file, and expects the stream ended UNAUTHENTICATED. */
+  async function expectStreamEndedBy(token: string, edit: () => void): Promise<void> {
+    const s = track(openWorkStream(daemon.address, { queues: ['billing'], maxInFlight: 1 }, { credentials: tlsCredentials({ ca: readFileSync(certs.caCert) }), token }), 'revocable stream');
     try {
       await s.subscribed();
-      writeFileSync(authFile, JSON.stringify(tokenEntries()));
+      edit();
       const end = await Promise.race([s.finished, new Promise<null>((r) => setTimeout(() => r(null), 10_000))]);
       expect(end?.code).toBe(grpc.status.UNAUTHENTICATED);
       expect(end?.details).toMatch(/no longer admitted/);
@@ -301,6 +298,14 @@ describe('TLS and bearer tokens', () => {
       await s.finished;
       untrack(s);
     }
+  }
+
+  it('a credential removed from the file ends the Work streams it opened', async () => {
+    const revocable = { name: 'temp-worker', sha256: hashToken('tok-temp'), role: 'worker', namespace: 'billing' };
+    writeFileSync(authFile, JSON.stringify(tokenEntries([revocable])));
+    const temp = open({ token: 'tok-temp' });
+    expect(await waitUntil(async () => temp.listMembers().then(() => true, () => false), 10_000, 100)).toBe(true); // reloaded
+    await expectStreamEndedBy('tok-temp', () => writeFileSync(authFile, JSON.stringify(tokenEntries())));
   });
 
   it('a token rotated out (same name, new hash) ends the Work streams opened with the old one', async () => {
@@ -308,19 +313,8 @@ describe('TLS and bearer tokens', () => {
     writeFileSync(authFile, JSON.stringify(tokenEntries([entry('tok-old')])));
     const old = open({ token: 'tok-old' });
     expect(await waitUntil(async () => old.listMembers().then(() => true, () => false), 10_000, 100)).toBe(true); // reloaded
-    const s = track(openWorkStream(daemon.address, { queues: ['billing'], maxInFlight: 1 }, { credentials: tlsCredentials({ ca: readFileSync(certs.caCert) }), token: 'tok-old' }), 'rotated stream');
-    try {
-      await s.subscribed();
-      writeFileSync(authFile, JSON.stringify(tokenEntries([entry('tok-new')])));
-      // Before: the stream stayed open (an entry of the same name, role and namespace was still there).
-      const end = await Promise.race([s.finished, new Promise<null>((r) => setTimeout(() => r(null), 10_000))]);
-      expect(end?.code).toBe(grpc.status.UNAUTHENTICATED);
-      expect(end?.details).toMatch(/no longer admitted/);
-    } finally {
-      s.cancel();
-      await s.finished;
-      untrack(s);
-    }
+    // Before: the stream stayed open (an entry of the same name, role and namespace was still there).
+    await expectStreamEndedBy('tok-old', () => writeFileSync(authFile, JSON.stringify(tokenEntries([entry('tok-new')]))));
   });
 
   it('a renewed certificate is served to new connections without a restart', async () => {

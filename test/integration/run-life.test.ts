@@ -156,20 +156,23 @@ describe('cancel while running', () => {
   });
 });
 
+/** Every 600 ms, overlap cancel_other. */
+const cancelOtherEvery600ms: Recurrence = {
+  cadence: { kind: 'interval', everyMs: 600, phaseMs: 0 },
+  startAtMs: null,
+  endAtMs: null,
+  jitterMs: 0,
+  limit: null,
+  overlap: 'cancel_other',
+  catchUp: { windowMs: 300_000, mode: 'fire_all', maxRuns: 100 },
+  pauseOnFailure: false,
+};
+
 describe('overlap cancel_other', () => {
   it('a new occurrence stops the running one, then starts', async () => {
     const p = await start();
     const w = stream(p, 'co');
-    const rule: Recurrence = {
-      cadence: { kind: 'interval', everyMs: 600, phaseMs: 0 },
-      startAtMs: null,
-      endAtMs: null,
-      jitterMs: 0,
-      limit: null,
-      overlap: 'cancel_other',
-      catchUp: { windowMs: 300_000, mode: 'fire_all', maxRuns: 100 },
-      pauseOnFailure: false,
-    };
+    const rule = cancelOtherEvery600ms;
     await p.recurring.schedule([{ ...scheduleInput(0, { queue: 'co' }), recurrence: rule }]);
     await waitFor(() => w.runs.length === 1, 5_000, 'first running');
     const first = w.runs[0];
@@ -186,16 +189,7 @@ describe('overlap cancel_other and a retry', () => {
   it('a new occurrence cancels the older one waiting for its retry, and starts (before: it waited out the backoff)', async () => {
     const p = await start();
     const w = stream(p, 'co-retry');
-    const rule: Recurrence = {
-      cadence: { kind: 'interval', everyMs: 600, phaseMs: 0 },
-      startAtMs: null,
-      endAtMs: null,
-      jitterMs: 0,
-      limit: null,
-      overlap: 'cancel_other',
-      catchUp: { windowMs: 300_000, mode: 'fire_all', maxRuns: 100 },
-      pauseOnFailure: false,
-    };
+    const rule = cancelOtherEvery600ms;
     const [job] = await p.recurring.schedule([{ ...scheduleInput(0, { queue: 'co-retry', maxAttempts: 3, initialBackoffMs: 60_000, maxBackoffMs: 60_000 }), recurrence: rule }]);
     await waitFor(() => w.runs.length === 1, 5_000, 'first running');
     const first = w.runs[0];
