@@ -260,10 +260,10 @@ export class WorkerSession {
   }
 
   /**
-   * While closing, with every handler done: until the answers in the outbox
-   * are acked, or `deadline`, connect (every CLOSE_RETRY_MS while the daemon
-   * is away) and send them. Runs such a stream brings are not started (see
-   * connect): its close hands them out again at once.
+   * While closing, with every handler done: until the answers written or
+   * waiting in the outbox are acked, or `deadline`, connect (every
+   * CLOSE_RETRY_MS while the daemon is away) and send them. A stream opened
+   * here subscribes to NO_RUNS_QUEUE only (see connect): it is handed no run.
    */
   private async sendWaitingAnswers(deadline: number): Promise<void> {
     const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, Math.min(ms, deadline - Date.now()))));
@@ -276,7 +276,12 @@ export class WorkerSession {
           // Answers acked UNAVAILABLE meanwhile (see acked): again, after a pause.
           await pause(CLOSE_RETRY_MS);
           const open = this.stream;
-          if (open) for (const req of this.outbox.splice(0)) if (open.send(req)) this.awaitAck(req);
+          if (open) {
+            for (const req of this.outbox.splice(0)) {
+              if (open.send(req)) this.awaitAck(req);
+              else this.outbox.push(req); // the stream just ended: it waits for the next one
+            }
+          }
           continue;
         }
         const stream = this.stream!;
