@@ -17,6 +17,7 @@
  *   daemon has not accepted.
  */
 import http from 'node:http';
+import { isIP } from 'node:net';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import https from 'node:https';
 import path from 'node:path';
@@ -128,6 +129,12 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleServer>
 async function handle(rt: Runtime, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://console');
   const method = req.method ?? 'GET';
+  // A console that asks for no token: a page of another site whose name was made to resolve to this address
+  // (DNS rebinding) would be same-origin with it, and could read and act. Such a page names its own host.
+  if (!rt.authRequired && !isAddressHost(req.headers.host)) {
+    res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' }).end('this console answers only requests addressed to localhost or an IP address (Host header)\n');
+    return;
+  }
   if (url.pathname.startsWith('/api/')) return handleApi(rt, req, res, url, method);
   if (method !== 'GET' && method !== 'HEAD') {
     res.writeHead(405, { allow: 'GET, HEAD' }).end();
@@ -140,6 +147,13 @@ async function handle(rt: Runtime, req: http.IncomingMessage, res: http.ServerRe
   }
   res.writeHead(200, { 'content-type': file.contentType, 'content-length': file.body.length, 'cache-control': 'no-cache' });
   res.end(method === 'HEAD' ? undefined : file.body);
+}
+
+/** Whether a Host header names localhost or an IP address (with or without a port), not a DNS name. */
+export function isAddressHost(host: string | undefined): boolean {
+  if (!host) return false;
+  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d+$/, '');
+  return name === 'localhost' || name.endsWith('.localhost') || isIP(name) !== 0;
 }
 
 /** The caller's bearer token from `Authorization: Bearer …`; undefined when none. */

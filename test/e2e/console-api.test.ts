@@ -8,6 +8,7 @@
  * console port in use fails the start saying what to do.
  */
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../daemon/config.js';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
@@ -136,5 +137,22 @@ describe('web console JSON API', () => {
     for (const file of ['/app.js', '/vendor/htm-preact.mjs', '/vendor/uPlot.esm.js', '/vendor/uPlot.min.css']) expect((await fetch(`${base}${file}`)).status, file).toBe(200);
     expect((await fetch(`${base}/%2e%2e/%2e%2e/package.json`)).status).toBe(404);
     expect((await fetch(`${base}/..%2f..%2fpackage.json`)).status).toBe(404);
+  });
+
+  it('an open console answers only requests addressed to localhost or an IP address (a DNS-rebinding guard)', async () => {
+    const { port } = new URL(base);
+    const statusFor = (host: string, path: string): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port: Number(port), path, headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    // Before: 200 — a page of evil.example whose name resolved to this address read the API as same-origin.
+    expect(await statusFor(`evil.example:${port}`, '/api/operations')).toBe(403);
+    expect(await statusFor('evil.example', '/')).toBe(403);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) expect(await statusFor(host, '/api/operations'), host).toBe(200);
   });
 });
