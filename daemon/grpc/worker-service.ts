@@ -72,6 +72,7 @@ function serveStream(ctx: ApiContext, call: Stream): void {
   let acksOut: Ack[] = [];
   let batchAcks = false;
   const flushAcks = (): void => {
+    if (acksOut.length === 0) return;
     const out = acksOut;
     acksOut = [];
     write(out.length === 1 ? { ack: out[0] } : { acks: { acks: out } });
@@ -182,6 +183,7 @@ function serveStream(ctx: ApiContext, call: Stream): void {
     }
   });
   call.on('end', () => {
+    flushAcks(); // acks ready but waiting for the turn's end go out before the stream ends
     close();
     call.end();
   });
