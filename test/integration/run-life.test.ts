@@ -190,12 +190,14 @@ describe('overlap cancel_other and a retry', () => {
     const p = await start();
     const w = stream(p, 'co-retry');
     const rule = cancelOtherEvery600ms;
-    const [job] = await p.recurring.schedule([{ ...scheduleInput(0, { queue: 'co-retry', maxAttempts: 3, initialBackoffMs: 60_000, maxBackoffMs: 60_000 }), recurrence: rule }]);
+    // Backoff is full jitter (random up to the cap): an hour's cap, and the retry pushed a day out below, so it never fires here.
+    const [job] = await p.recurring.schedule([{ ...scheduleInput(0, { queue: 'co-retry', maxAttempts: 3, initialBackoffMs: 3_600_000, maxBackoffMs: 3_600_000 }), recurrence: rule }]);
     await waitFor(() => w.runs.length === 1, 5_000, 'first running');
     const first = w.runs[0];
-    // It fails retryably: its second attempt waits a minute, and counts as running meanwhile.
+    // It fails retryably: its second attempt waits, and counts as running meanwhile.
     const out = await p.engine.answers.fail({ runId: first.id, shard: first.shard, fence: first.fence, deliveries: first.deliveries, sentAtMs: null }, true, 'flaky');
     expect(out.retry).not.toBeNull();
+    await db.pool.query(`UPDATE runs SET due_at = now() + interval '1 day' WHERE id = $1 AND status = 'scheduled'`, [out.retry!.runId]);
     await waitFor(() => w.runs.length === 2, 5_000, 'the newer occurrence started');
     expect(w.runs[1].nominal_at_ms!).toBeGreaterThan(first.nominal_at_ms!);
     expect(w.runs[1].job_id).toBe(job.job.id);
