@@ -52,6 +52,7 @@ export class OperationLog {
    * without the right cannot push the operators' results out of it.
    */
   async start(kind: OperationKind, target: string, work: () => Promise<string>, earlyMs = EARLY_MS): Promise<OperationView> {
+    const startedAtMs = this.now();
     const outcome = work().then(
       (summary) => ({ ok: true as const, summary }),
       (err: unknown) => ({ ok: false as const, err }),
@@ -60,7 +61,7 @@ export class OperationLog {
     const early = await Promise.race([outcome, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), earlyMs)))]);
     clearTimeout(timer);
     if (early && !early.ok && isRefusal(early.err)) throw early.err;
-    const op: OperationView = { id: this.nextId++, kind, target, state: 'running', startedAtMs: this.now(), finishedAtMs: 0, summary: '' };
+    const op: OperationView = { id: this.nextId++, kind, target, state: 'running', startedAtMs, finishedAtMs: 0, summary: '' };
     this.ops.unshift(op);
     this.trim();
     const settle = (o: Awaited<typeof outcome>): void => {
