@@ -88,6 +88,17 @@ it('a busy worker closes at once: it is sent no more runs, answers what it holds
   expect(ids.filter((id) => recorder.count(id) !== 1)).toEqual([]);
 });
 
+/** Runs a worker script (ES module; argv[1] is the daemon's address) in a process of its own; 'still running' if it has not exited within `withinMs` (then it is killed). */
+async function runWorkerProcess(script: string, withinMs: number): Promise<{ out: string; code: number | null | 'still running' }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script, daemon!.address], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const code = await Promise.race([exited, sleep(withinMs).then(() => 'still running' as const)]);
+  if (code === 'still running') child.kill('SIGKILL');
+  return { out, code };
+}
+
 it('a process whose handler ignores its signal exits after close() gives up on it (its heartbeat timer stops)', async () => {
   // A user's worker process: one run, a handler that never settles, close(100), nothing else left.
   const script = `
@@ -100,12 +111,7 @@ it('a process whose handler ignores its signal exits after close() gives up on i
     });
     await client.schedule({ queue: 'close-stuck', delayMs: 100 });
   `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script, daemon!.address], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const code = await Promise.race([exited, sleep(10_000).then(() => 'still running' as const)]);
-  if (code === 'still running') child.kill('SIGKILL');
+  const { out, code } = await runWorkerProcess(script, 10_000);
   // Before: still running (the heartbeat interval of the abandoned handler fired for ever).
   expect({ out, code }).toEqual({ out: 'closed\n', code: 0 });
 });
@@ -122,12 +128,7 @@ it('a process exits as soon as close() has its answers acked, not at close()’s
     });
     await client.schedule({ queue: 'close-prompt', delayMs: 100 });
   `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script, daemon!.address], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const code = await Promise.race([exited, sleep(15_000).then(() => 'still running' as const)]);
-  if (code === 'still running') child.kill('SIGKILL');
+  const { out, code } = await runWorkerProcess(script, 15_000);
   // With a timer left armed for the rest of close()'s 30 s, it was still running here.
   expect({ out, code }).toEqual({ out: 'closed\n', code: 0 });
 });
