@@ -319,6 +319,21 @@ describe('GetJob counts', () => {
     d = await p.recurring.detail(jobId, (await p.scheduling.getJob(jobId)).job);
     expect(d.counts).toEqual({ fired: 1, completed: 1, dead: 0, skipped, scheduled: 0, missed: 0 });
   });
+  // Why: `fired` counted runs by their status now, so a run handed to a
+  // worker and then cancelled (CancelJob, cancel_other) fell out of it.
+  it('fired counts a run that was handed out and then cancelled', async () => {
+    const p = await start();
+    const jobId = await createJob(p, every(200, { overlap: 'skip' }));
+    await waitFor(() => deliveredOf(p, jobId).length === 1, 5_000, 'first fired');
+    const run = deliveredOf(p, jobId)[0].run;
+    await p.scheduling.cancelJob(jobId, () => undefined);
+    // The worker, asked to stop, answers: the run ends cancelled.
+    expect((await p.engine.answers.fail(refOf(p, run.id), false, 'stopped')).status).toBe('cancelled');
+    const runs = await runsOf(jobId);
+    expect(runs.find((r) => r.id === run.id)?.status).toBe('cancelled');
+    const d = await p.recurring.detail(jobId, (await p.scheduling.getJob(jobId)).job);
+    expect(d.counts).toMatchObject({ fired: 1, completed: 0, dead: 0, scheduled: 0 });
+  });
 });
 
 describe('retries', () => {

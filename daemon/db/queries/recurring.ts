@@ -330,9 +330,13 @@ WHERE ($1::text IS NULL OR j.queue = $1) AND ($2::text IS NULL OR j.kind = $2) A
   AND ($4::text IS NULL OR j.namespace = $4) AND ($5::uuid IS NULL OR j.id > $5)
 ORDER BY j.id LIMIT $6`;
 
-/** jobCounts — outcomes of a job's runs. $1 job id. */
+/**
+ * jobCounts — outcomes of a job's runs. $1 job id. `fired`: every run a
+ * claim took, whatever became of it (as status 'fired' counts from the
+ * claim): a cancelled run was fired if `deliveries` > 0.
+ */
 export const JOB_COUNTS = `
-SELECT count(*) FILTER (WHERE r.status IN ('fired', 'completed', 'failed', 'dead'))::int8 AS fired,
+SELECT count(*) FILTER (WHERE r.status IN ('fired', 'completed', 'failed', 'dead') OR (r.status = 'cancelled' AND r.deliveries > 0))::int8 AS fired,
        count(*) FILTER (WHERE r.status = 'completed')::int8 AS completed,
        count(*) FILTER (WHERE r.status = 'dead')::int8 AS dead,
        count(*) FILTER (WHERE r.status = 'skipped')::int8 AS skipped,
