@@ -106,7 +106,7 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
         const run = r.run ? await ctx.scheduling.getRun(r.run.id) : null;
         return { job: jobToWire(job), run: run ? runToWire(run) : null, deduplicated: r.deduplicated };
       }
-      const [s] = await ctx.scheduling.schedule([input], trace);
+      const [s] = await ctx.scheduling.schedule([input], trace, () => '');
       if (!s.deduplicated) {
         ctx.metrics.scheduled.inc(1);
         return { job: newJobToWire(s, input, now), run: newRunToWire(s, input.queue), deduplicated: false };

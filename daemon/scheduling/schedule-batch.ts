@@ -40,6 +40,10 @@ import { packBytes, plainArray, sharedPlainArray, sharedTextArray, textArray } f
 import type { ScheduleInput, Scheduled, ScheduledBatch, SchedulingDeps } from './types.js';
 import type { TraceContext } from '../tracing/trace-context.js';
 
+/** Where request `k`'s fields are, for error messages: `requests[k].` in a batch, nothing in a single Schedule. */
+export type RequestPath = (k: number) => string;
+const inBatch: RequestPath = (k) => `requests[${k}].`;
+
 /**
  * Schedules `inputs` (already validated) in one transaction. With a
  * `batchId`, every input must name the same namespace (the key's scope); a
@@ -51,6 +55,7 @@ export async function scheduleBatch(
   inputs: readonly ScheduleInput[],
   batchId: string | null,
   trace: TraceContext | null = null,
+  at: RequestPath = inBatch,
 ): Promise<ScheduledBatch> {
   const n = inputs.length;
   if (n === 0) return { scheduled: [], replayed: false };
@@ -73,7 +78,7 @@ export async function scheduleBatch(
       return { scheduled: await replay(db, inputs, ids, batchId), replayed: true, afterCommit: null };
     }
     const scheduled = await insert(db, dedupe ? INSERT_DEDUPE : INSERT, params, ids, shards, inputs, batchId);
-    if (dedupe) await answerDeduplicated(db, inputs, scheduled, (k) => `requests[${k}]: job vanished while deduplicating; retry`);
+    if (dedupe) await answerDeduplicated(db, inputs, scheduled, at, (k) => `${at(k)}dedupe_key: its job vanished while deduplicating; retry`);
     const done = scheduled as Scheduled[];
     return { scheduled: done, replayed: false, afterCommit: await deps.router.inTransaction(db, newRuns(done)) };
   };
@@ -199,8 +204,8 @@ interface RefRow {
   due_at_ms: number;
 }
 
-function refOf(r: RefRow, deduplicated: boolean): Scheduled {
-  if (r.run_id === null) throw failedPrecondition(`requests[${r.idx}]: dedupe_key belongs to recurring job ${r.job_id}, which has no run yet`);
+function refOf(r: RefRow, deduplicated: boolean, at: RequestPath): Scheduled {
+  if (r.run_id === null) throw failedPrecondition(`${at(r.idx)}dedupe_key: belongs to recurring job ${r.job_id}, which has no run yet`);
   return {
     job: { id: r.job_id, shard: r.shard, delivery: r.delivery },
     run: { id: r.run_id, job_id: r.job_id, shard: r.shard, priority: r.priority, status: r.status, due_at_ms: r.due_at_ms },
@@ -209,7 +214,13 @@ function refOf(r: RefRow, deduplicated: boolean): Scheduled {
 }
 
 /** Fills the entries left undefined with the jobs holding their dedupe keys, in one query. */
-async function answerDeduplicated(db: Queryable, inputs: readonly ScheduleInput[], out: (Scheduled | undefined)[], missing: (k: number) => string): Promise<void> {
+async function answerDeduplicated(
+  db: Queryable,
+  inputs: readonly ScheduleInput[],
+  out: (Scheduled | undefined)[],
+  at: RequestPath,
+  missing: (k: number) => string,
+): Promise<void> {
   const idx: number[] = [];
   const namespaces: string[] = [];
   const keys: string[] = [];
@@ -222,7 +233,7 @@ async function answerDeduplicated(db: Queryable, inputs: readonly ScheduleInput[
   }
   if (idx.length > 0) {
     const { rows } = await query<RefRow>(db, SELECT_DEDUPE_REFS, [plainArray(idx), textArray(namespaces), textArray(keys)]);
-    for (const r of rows) out[r.idx] = refOf(r, true);
+    for (const r of rows) out[r.idx] = refOf(r, true, at);
   }
   const gap = out.findIndex((s) => s === undefined);
   if (gap >= 0) throw failedPrecondition(missing(gap));
@@ -249,8 +260,8 @@ async function claimBatchKey(db: Queryable, namespace: string, batchId: string, 
 async function replay(db: Queryable, inputs: readonly ScheduleInput[], ids: readonly string[], batchId: string): Promise<Scheduled[]> {
   const out = new Array<Scheduled | undefined>(inputs.length);
   const { rows } = await query<RefRow>(db, SELECT_JOB_REFS, [plainArray(ids)]);
-  for (const r of rows) out[r.idx] = refOf(r, false);
-  await answerDeduplicated(db, inputs, out, (k) => `requests[${k}]: not part of the batch committed under batch_id "${batchId}" (resend the same requests, or use a new batch_id)`);
+  for (const r of rows) out[r.idx] = refOf(r, false, inBatch);
+  await answerDeduplicated(db, inputs, out, inBatch, (k) => `requests[${k}]: not part of the batch committed under batch_id "${batchId}" (resend the same requests, or use a new batch_id)`);
   return out as Scheduled[];
 }
 

@@ -14,7 +14,7 @@ import { plainArray } from './pg-arrays.js';
 import { failedPrecondition, notFound } from '../errors.js';
 import type { AfterCommit } from '../engine/router.js';
 import { runRefOf } from '../run-ref.js';
-import { scheduleBatch } from './schedule-batch.js';
+import { scheduleBatch, type RequestPath } from './schedule-batch.js';
 import { attemptsOf, listDeadRuns, replayRuns, type DeadRunsFilter, type Replayed } from './dead-letters.js';
 import type { ScheduleInput, Scheduled, ScheduledBatch, SchedulingDeps } from './types.js';
 import type { TraceContext } from '../tracing/trace-context.js';
@@ -34,9 +34,12 @@ export interface ListRunsFilter {
 export class SchedulingService {
   constructor(private readonly deps: SchedulingDeps) {}
 
-  /** Schedules one-shot jobs, all or none, in request order; their runs carry `trace` (null: none). */
-  async schedule(inputs: readonly ScheduleInput[], trace: TraceContext | null = null): Promise<Scheduled[]> {
-    return (await scheduleBatch(this.deps, inputs, null, trace)).scheduled;
+  /**
+   * Schedules one-shot jobs, all or none, in request order; their runs carry
+   * `trace` (null: none). `at` names a request's fields in errors (default: `requests[k].`).
+   */
+  async schedule(inputs: readonly ScheduleInput[], trace: TraceContext | null = null, at?: RequestPath): Promise<Scheduled[]> {
+    return (await scheduleBatch(this.deps, inputs, null, trace, at)).scheduled;
   }
 
   /**

@@ -445,6 +445,20 @@ describe('bad input: refused naming the field, and the daemon still serves', () 
     for (const m of made) await client.pauseJob(m.job.id);
   });
 
+  // Why: the one-shot path answered a single Schedule with "requests[0]: …", a field it has no such thing as.
+  it('a one-shot request whose dedupe_key holds a recurring job with no run yet → FAILED_PRECONDITION naming dedupe_key', async () => {
+    const [made] = await client.scheduleBatch([{ queue: 'rec-batch', recurrence: { cron: '0 0 1 1 *' }, dedupeKey: 'rec-no-run-yet' }]);
+    expect(made.run.id).toBe(''); // next New Year: not made yet
+    const once = { queue: 'rec-batch', delayMs: 60_000, dedupeKey: 'rec-no-run-yet' };
+    const single = await call('schedule', once);
+    expect({ code: single.err?.code, details: single.err?.details }).toMatchObject({ code: FAILED_PRECONDITION });
+    expect(single.err!.details).toMatch(new RegExp(`^dedupe_key: belongs to recurring job ${made.job.id}, which has no run yet`));
+    const batch = await call('scheduleBatch', { requests: [{ queue: 'rec-batch', delayMs: 60_000 }, once] });
+    expect({ code: batch.err?.code, details: batch.err?.details }).toMatchObject({ code: FAILED_PRECONDITION });
+    expect(batch.err!.details).toMatch(/^requests\[1\]\.dedupe_key: belongs to recurring job/);
+    await client.pauseJob(made.job.id);
+  });
+
   it('nothing was made by the refused requests', async () => {
     expect((await client.listJobs({ queue: 'rec-bad' })).jobs).toEqual([]);
   });
