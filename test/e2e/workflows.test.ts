@@ -298,6 +298,20 @@ describe('workflows', () => {
     expect(worker.recorder.count(id)).toBe(1);
   });
 
+  // Why: the client read responses of at most grpc-js's default 4 MiB, so a run whose (legal, 64 KiB each) outputs
+  // added up to more could not be read with them: RESOURCE_EXHAUSTED, though the daemon sends up to 64 MiB.
+  it('reads a run whose step outputs add up to more than 4 MiB', async () => {
+    const STEPS = 70;
+    const OUTPUT = 64 * 1024;
+    behaviours.set('bigout', async (run) => Buffer.alloc(OUTPUT, Number(run.workflow?.step.slice(1))));
+    const edges = Object.fromEntries(Array.from({ length: STEPS }, (_, k) => [`s${k}`, []]));
+    const started = await client.startWorkflow({ definition: definition('bigout', edges) });
+    await waitForState(started.id, ['succeeded'], 30_000);
+    const got = await client.getWorkflowRun(started.id, { outputs: true });
+    expect(got.steps).toHaveLength(STEPS);
+    for (const step of got.steps) expect(step.output?.equals(Buffer.alloc(OUTPUT, Number(step.name.slice(1)))), step.name).toBe(true);
+  });
+
   it('keeps at most max_in_flight steps of a run running at once', async () => {
     let active = 0;
     let peak = 0;
@@ -343,6 +357,10 @@ describe('workflows', () => {
     const before = await client.getWorkflowRun(started.id);
     const root = before.steps.find((s) => s.name === 'root');
     expect(root?.state).toBe('running'); // its run waits for its due time
+    // A step's run is the workflow's to start: RescheduleJob says so (it answered "job is active, last run is scheduled").
+    const moved = await grpcError(client.rescheduleJob(root?.jobId as string, { delayMs: 1_000 }));
+    expect(moved.code).toBe(FAILED_PRECONDITION);
+    expect(moved.details).toMatch(/is a workflow step: its run is started by its workflow/);
     await client.cancelJob(root?.jobId as string);
     // The repair pass (every --repair-interval-ms: 1 s here) notices the step's job ended.
     const done = await waitForState(started.id, ['failed'], 15_000);

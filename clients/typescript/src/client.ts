@@ -123,6 +123,8 @@ export const DEFAULT_ADDRESS = '127.0.0.1:7070';
 export const MAX_BATCH = 1000;
 /** Largest ScheduleBatch request the daemon accepts, in bytes (its gRPC receive limit). */
 export const MAX_BATCH_BYTES = 64 * 1024 * 1024;
+/** The largest response the client reads: the daemon's own send limit. */
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 /** Encoded bytes of one request besides its payload and names (tags, due time, settings), rounded up. */
 const REQUEST_OVERHEAD = 40;
 /** Encoded bytes of a recurrence rule besides its cron expression and time zone, rounded up. */
@@ -143,7 +145,9 @@ export class TimelaneClient {
     const pkg = timelaneV1();
     const credentials = opts.credentials ?? grpc.credentials.createInsecure();
     const interceptors = tokenInterceptors(opts.token);
-    this.scheduler = new pkg.Scheduler(address, credentials, { interceptors });
+    // As large as the daemon sends (64 MiB): a GetWorkflowRun with outputs, or a
+    // ListRuns page with payloads, may pass grpc-js's default 4 MiB.
+    this.scheduler = new pkg.Scheduler(address, credentials, { interceptors, 'grpc.max_receive_message_length': MAX_RESPONSE_BYTES });
     this.admin = new pkg.Admin(address, credentials, { channelOverride: this.scheduler.getChannel(), interceptors });
     this.workflows = new pkg.Workflows(address, credentials, { channelOverride: this.scheduler.getChannel(), interceptors });
     this.timeoutMs = opts.timeoutMs ?? 30_000;

@@ -75,12 +75,30 @@ const DELIVERY_TO_WIRE: Record<DeliveryModeName, DeliveryMode> = {
   at_most_once: 'AT_MOST_ONCE',
 };
 
-export function retryToWire(retry: RetryPolicyInput | undefined): RetryPolicy | null {
+/** A delivery mode by name; any other name is refused here (a typo must not quietly become at_least_once). */
+export function deliveryToWire(field: string, mode: DeliveryModeName | undefined): DeliveryMode | undefined {
+  if (mode === undefined) return undefined;
+  if (!Object.hasOwn(DELIVERY_TO_WIRE, mode)) throw new TypeError(`${field}: must be "at_least_once" or "at_most_once" (got ${JSON.stringify(mode)})`);
+  return DELIVERY_TO_WIRE[mode];
+}
+
+/**
+ * An optional whole-number field (0 when absent). A fraction, a string or
+ * NaN is refused here: the encoder would truncate or zero it, and the
+ * daemon would store another value than the one written (a JSON file's typo).
+ */
+export function wholeNumber(field: string, value: number | undefined): number {
+  if (value === undefined || value === null) return 0;
+  if (!Number.isInteger(value)) throw new TypeError(`${field}: must be a whole number (got ${JSON.stringify(value)})`);
+  return value;
+}
+
+export function retryToWire(retry: RetryPolicyInput | undefined, field = 'retry'): RetryPolicy | null {
   if (!retry) return null;
   return {
-    maxAttempts: retry.maxAttempts ?? 0,
-    initialBackoffMs: retry.initialBackoffMs ?? 0,
-    maxBackoffMs: retry.maxBackoffMs ?? 0,
+    maxAttempts: wholeNumber(`${field}.maxAttempts`, retry.maxAttempts),
+    initialBackoffMs: wholeNumber(`${field}.initialBackoffMs`, retry.initialBackoffMs),
+    maxBackoffMs: wholeNumber(`${field}.maxBackoffMs`, retry.maxBackoffMs),
   };
 }
 
@@ -100,11 +118,14 @@ export function scheduleRequest(input: ScheduleInput): ScheduleRequest {
   if (input.namespace) req.namespace = input.namespace;
   const payload = payloadBytes(input.payload);
   if (payload.length > 0) req.payload = payload;
-  if (input.priority) req.priority = input.priority;
+  const priority = wholeNumber('priority', input.priority);
+  if (priority) req.priority = priority;
   if (input.dedupeKey) req.dedupeKey = input.dedupeKey;
-  if (input.delivery) req.delivery = DELIVERY_TO_WIRE[input.delivery];
+  const delivery = deliveryToWire('delivery', input.delivery);
+  if (delivery) req.delivery = delivery;
   if (input.retry) req.retry = retryToWire(input.retry);
-  if (input.leaseMs) req.leaseMs = input.leaseMs;
+  const leaseMs = wholeNumber('leaseMs', input.leaseMs);
+  if (leaseMs) req.leaseMs = leaseMs;
   return req;
 }
 

@@ -5,7 +5,7 @@ import type { WorkflowStepStatus__Output } from '../proto/gen/timelane/v1/Workfl
 import type { StartWorkflowRequest } from '../proto/gen/timelane/v1/StartWorkflowRequest.js';
 import type { WorkflowRunState } from '../proto/gen/timelane/v1/WorkflowRunState.js';
 import type { StepTrigger } from '../proto/gen/timelane/v1/StepTrigger.js';
-import { int64, payloadBytes, retryToWire, whenFields } from './convert.js';
+import { deliveryToWire, int64, payloadBytes, retryToWire, whenFields, wholeNumber } from './convert.js';
 import { recurrenceToWire } from './recurrence.js';
 import type {
   ScheduleWorkflowInput,
@@ -44,20 +44,40 @@ export function runStateToWire(s: WorkflowRunStateName | undefined): WorkflowRun
 export function definitionToWire(d: WorkflowDefinitionInput): WorkflowDefinition {
   if (!d || typeof d !== 'object' || !Array.isArray(d.steps)) throw new TypeError('definition: must be an object with a name and a steps array');
   return {
-    name: d.name,
-    maxInFlight: d.maxInFlight ?? 0,
-    steps: d.steps.map((s, i) => ({
-      name: s.name,
-      queue: s.queue,
-      payload: payloadBytes(s.payload),
-      after: s.after ?? [],
-      priority: s.priority ?? 0,
-      delivery: s.delivery === 'at_most_once' ? 'AT_MOST_ONCE' : 'AT_LEAST_ONCE',
-      retry: retryToWire(s.retry),
-      leaseMs: s.leaseMs ?? 0,
-      trigger: triggerToWire(s.trigger, i),
-    })),
+    name: text('name', d.name),
+    maxInFlight: wholeNumber('maxInFlight', d.maxInFlight),
+    steps: d.steps.map((s, i) => {
+      const at = `steps[${i}]`;
+      if (!s || typeof s !== 'object') throw new TypeError(`${at}: must be an object with a name and a queue`);
+      return {
+        name: text(`${at}.name`, s.name),
+        queue: text(`${at}.queue`, s.queue),
+        payload: payloadBytes(s.payload),
+        after: afterToWire(`${at}.after`, s.after),
+        priority: wholeNumber(`${at}.priority`, s.priority),
+        delivery: deliveryToWire(`${at}.delivery`, s.delivery) ?? 'AT_LEAST_ONCE',
+        retry: retryToWire(s.retry, `${at}.retry`),
+        leaseMs: wholeNumber(`${at}.leaseMs`, s.leaseMs),
+        trigger: triggerToWire(s.trigger, i),
+      };
+    }),
   };
+}
+
+/*
+ * A definition often comes from a JSON file (`workflow put --file`): a field
+ * of the wrong type is refused here naming it, where the encoder would throw
+ * an unnamed error or quietly coerce it.
+ */
+function text(field: string, value: string): string {
+  if (typeof value !== 'string') throw new TypeError(`${field}: must be a string (got ${JSON.stringify(value) ?? 'nothing'})`);
+  return value;
+}
+
+function afterToWire(field: string, after: readonly string[] | undefined): string[] {
+  if (after === undefined || after === null) return [];
+  if (!Array.isArray(after) || after.some((a) => typeof a !== 'string')) throw new TypeError(`${field}: must be an array of step names (got ${JSON.stringify(after)})`);
+  return [...after];
 }
 
 const TRIGGER: Record<StepTriggerName, StepTrigger> = { all_success: 'TRIGGER_ALL_SUCCESS', all_done: 'TRIGGER_ALL_DONE' };

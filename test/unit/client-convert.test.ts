@@ -1,0 +1,56 @@
+/**
+ * The client library's conversion of inputs to wire messages: a field of the
+ * wrong kind (a JSON file's typo, an untyped caller) is refused naming it,
+ * never encoded as another value nor left to the encoder's unnamed error.
+ */
+import { describe, expect, it } from 'vitest';
+import { scheduleRequest } from '../../clients/typescript/src/convert.js';
+import { definitionToWire } from '../../clients/typescript/src/workflow-convert.js';
+import type { ScheduleInput, WorkflowDefinitionInput } from '@timelane/client';
+
+/** An input as an untyped caller (or a parsed file) may give it. */
+const loose = <T>(v: object): T => v as T;
+
+describe('scheduleRequest', () => {
+  it('a delivery mode other than the two names is refused, not sent as at_least_once', () => {
+    for (const delivery of ['AT_MOST_ONCE', 'at-most-once', 'toString', 'bogus']) {
+      expect(() => scheduleRequest(loose<ScheduleInput>({ queue: 'q', delivery })), delivery).toThrow(/^delivery: must be "at_least_once" or "at_most_once"/);
+    }
+    expect(scheduleRequest({ queue: 'q', delivery: 'at_most_once' }).delivery).toBe('AT_MOST_ONCE');
+    expect(scheduleRequest({ queue: 'q' }).delivery).toBeUndefined();
+  });
+
+  it('a fractional or non-number priority, lease or retry field is refused, not truncated', () => {
+    expect(() => scheduleRequest({ queue: 'q', priority: 1.5 })).toThrow(/^priority: must be a whole number \(got 1\.5\)/);
+    expect(() => scheduleRequest(loose<ScheduleInput>({ queue: 'q', leaseMs: '30000' }))).toThrow(/^leaseMs: must be a whole number/);
+    expect(() => scheduleRequest(loose<ScheduleInput>({ queue: 'q', retry: { maxAttempts: 'x' } }))).toThrow(/^retry\.maxAttempts: must be a whole number/);
+    expect(scheduleRequest({ queue: 'q', priority: -3, leaseMs: 5_000, retry: { maxAttempts: 4 } })).toMatchObject({ priority: -3, leaseMs: 5_000, retry: { maxAttempts: 4 } });
+  });
+});
+
+describe('definitionToWire', () => {
+  const def = (step: object): WorkflowDefinitionInput => loose({ name: 'wf', steps: [{ name: 'a', queue: 'q' }, { name: 'b', queue: 'q', ...step }] });
+
+  it('each step field of the wrong kind is refused naming the step and the field', () => {
+    const cases: [object, RegExp][] = [
+      [{ delivery: 'sometimes' }, /^steps\[1\]\.delivery: must be "at_least_once" or "at_most_once" \(got "sometimes"\)/],
+      [{ delivery: 'AT_MOST_ONCE' }, /^steps\[1\]\.delivery: /],
+      [{ after: 'a' }, /^steps\[1\]\.after: must be an array of step names \(got "a"\)/],
+      [{ after: [1] }, /^steps\[1\]\.after: /],
+      [{ priority: 1.5 }, /^steps\[1\]\.priority: must be a whole number/],
+      [{ leaseMs: 'long' }, /^steps\[1\]\.leaseMs: must be a whole number/],
+      [{ retry: { maxAttempts: 'x' } }, /^steps\[1\]\.retry\.maxAttempts: must be a whole number/],
+      [{ name: 7 }, /^steps\[1\]\.name: must be a string/],
+      [{ queue: undefined }, /^steps\[1\]\.queue: must be a string \(got nothing\)/],
+    ];
+    for (const [step, message] of cases) expect(() => definitionToWire(def(step)), JSON.stringify(step)).toThrow(message);
+    expect(() => definitionToWire(loose({ name: 'wf', maxInFlight: 2.5, steps: [] }))).toThrow(/^maxInFlight: must be a whole number/);
+    expect(() => definitionToWire(loose({ name: 'wf', steps: [null] }))).toThrow(/^steps\[0\]: must be an object/);
+  });
+
+  it('a well-formed step converts as written', () => {
+    const wire = definitionToWire(def({ after: ['a'], delivery: 'at_most_once', priority: 2, leaseMs: 1_000, retry: { maxAttempts: 3 } }));
+    expect(wire.steps?.[1]).toMatchObject({ name: 'b', after: ['a'], delivery: 'AT_MOST_ONCE', priority: 2, leaseMs: 1_000, retry: { maxAttempts: 3 } });
+    expect(wire.steps?.[0]).toMatchObject({ after: [], delivery: 'AT_LEAST_ONCE', priority: 0, leaseMs: 0, retry: null });
+  });
+});
