@@ -128,7 +128,7 @@ async function expectOnTimeOccurrences(jobId: string, periodMs: number, receipts
   return nominal;
 }
 
-type Method = 'schedule' | 'scheduleBatch' | 'pauseJob' | 'backfillJob' | 'updateJob' | 'resumeJob' | 'triggerJob' | 'listJobs';
+type Method = 'schedule' | 'scheduleBatch' | 'pauseJob' | 'backfillJob' | 'updateJob' | 'resumeJob' | 'triggerJob' | 'listJobs' | 'rescheduleJob';
 
 /** A raw unary call; resolves with the response or the ServiceError. */
 function call(method: Method, req: object): Promise<{ err: grpc.ServiceError | null; res: unknown }> {
@@ -456,6 +456,10 @@ describe('bad input: refused naming the field, and the daemon still serves', () 
     const batch = await call('scheduleBatch', { requests: [{ queue: 'rec-batch', delayMs: 60_000 }, once] });
     expect({ code: batch.err?.code, details: batch.err?.details }).toMatchObject({ code: FAILED_PRECONDITION });
     expect(batch.err!.details).toMatch(/^requests\[1\]\.dedupe_key: belongs to recurring job/);
+    // Nor can its run be moved: a recurring job's runs follow its rule.
+    const moved = await call('rescheduleJob', { jobId: made.job.id, delayMs: 1_000 });
+    expect({ code: moved.err?.code, details: moved.err?.details }).toMatchObject({ code: FAILED_PRECONDITION });
+    expect(moved.err!.details).toMatch(/is recurring: its runs follow its rule/);
     await client.pauseJob(made.job.id);
   });
 
