@@ -48,6 +48,7 @@ import { runRefOf, type RunRef } from '../run-ref.js';
 import { dropStaleShards, type ShardFences } from '../coord/fence.js';
 import { CANCEL_OTHERS, OVERLAP_BLOCKED } from '../db/queries/recurring.js';
 import { plainArray, textArray } from '../scheduling/pg-arrays.js';
+import { HeldQueue, type HeldRun } from './ready-queue.js';
 
 export type { ShardFences } from '../coord/fence.js';
 
@@ -87,10 +88,6 @@ export interface ClaimWatch {
 }
 
 /** A run the claim left scheduled because its queue had no room. */
-interface HeldRun extends RunRef {
-  queue: string;
-}
-
 interface HeldBackRow {
   id: number;
   shard: number;
@@ -144,7 +141,7 @@ export class Claimer {
    */
   private readonly inDoubt = new Map<number, number[]>();
   /** Runs the claim left for their full queue, by queue (in the order the claim found them); by run id. */
-  private readonly held = new Map<string, Map<number, HeldRun>>();
+  private readonly held = new Map<string, HeldQueue>();
   /** The queue of each held run: a run offered again while held (a notification, a scan after re-acquiring) is known at once. */
   private readonly heldQueueOf = new Map<number, string>();
   /**
@@ -260,10 +257,11 @@ export class Claimer {
     const out: HeldRun[] = [];
     for (const [queue, m] of this.held) {
       let room = Math.min(max - out.length, (this.deps.roomFor?.(queue) ?? Infinity) - (this.unheldClaiming.get(queue) ?? 0));
-      for (const [id, r] of m) {
-        if (room-- <= 0) break;
-        m.delete(id);
-        this.heldQueueOf.delete(id);
+      // Best first: a high-priority run held behind a backlog goes with the next room, as the hub would hand it out.
+      while (room-- > 0) {
+        const r = m.shift();
+        if (!r) break;
+        this.heldQueueOf.delete(r.runId);
         out.push(r);
       }
       if (m.size === 0) this.held.delete(queue);
@@ -292,10 +290,10 @@ export class Claimer {
     if (now - this.heldPrunedAt < HELD_PRUNE_MS) return;
     this.heldPrunedAt = now;
     for (const [queue, m] of this.held) {
-      for (const [id, r] of m)
+      for (const r of [...m.values()])
         if (this.deps.fences.fenceOf(r.shard) === undefined) {
-          m.delete(id);
-          this.heldQueueOf.delete(id);
+          m.delete(r.runId);
+          this.heldQueueOf.delete(r.runId);
         }
       if (m.size === 0) this.held.delete(queue);
     }
@@ -428,8 +426,8 @@ export class Claimer {
     const kept = new Set<number>();
     for (const r of rows) {
       let m = this.held.get(r.queue);
-      if (!m) this.held.set(r.queue, (m = new Map()));
-      m.set(r.id, { runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority, queue: r.queue });
+      if (!m) this.held.set(r.queue, (m = new HeldQueue()));
+      m.set({ runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority, queue: r.queue });
       this.heldQueueOf.set(r.id, r.queue);
       kept.add(r.id);
     }

@@ -71,4 +71,45 @@ describe('claims held back for a full queue', () => {
     await waitFor(() => !p.leases.isOwned(0), 5_000, 'shard 0 released');
     await waitFor(() => p.claimer.heldBack === 0, 5_000, `held runs of the lost shard dropped (held ${p.claimer.heldBack})`);
   }, 30_000);
+
+  // Why: held runs went back to the claim in the order they were held (due order), so a high-priority run due
+  // behind a backlog of a limited or slow queue waited for the whole backlog (a hunt: 1,178 runs and 15 s).
+  it('held runs go back to the claim best first: a high-priority run is not left behind the backlog', async () => {
+    await parts?.stop();
+    await db?.drop();
+    db = await createTestDatabase(1);
+    parts = new DaemonParts({ db: db.pool, shardCount: 1, recorderCredit: 5 });
+    const p = parts;
+    const order: FiredRunRow[] = [];
+    // A worker of credit 5 that, once `answering`, answers each run a millisecond later: the parked backlog drains
+    // over about a second, so the claimer sees the queue's room open well before it is empty.
+    let answering = false;
+    const answer = (run: FiredRunRow): void => void setTimeout(() => p.engine.hub.settle(2, run.id), 1);
+    p.engine.hub.register({
+      id: 2,
+      workerId: 'prio',
+      queues: new Set(['prio']),
+      credit: 5,
+      send: (run) => {
+        order.push(run);
+        if (answering) answer(run);
+      },
+    });
+    await p.own([0]);
+    const due = Date.now() + 500;
+    for (let i = 0; i < SLOW; i += 1_000)
+      await p.scheduling.schedule(Array.from({ length: 1_000 }, () => scheduleInput(due, { queue: 'prio', leaseMs: 60_000 })));
+    // Due after the backlog, so held behind it; but first by priority.
+    await p.scheduling.schedule(Array.from({ length: 5 }, () => scheduleInput(due + 50, { queue: 'prio', leaseMs: 60_000, priority: 1_000 })));
+    // Every run the queue has no room for is held, the high-priority ones among them; then the worker starts answering.
+    await waitFor(async () => p.claimer.heldBack > 0 && p.claimer.heldBack === SLOW + 5 - (await firedCount('prio')), 10_000, 'the backlog held');
+    expect(order).toHaveLength(5);
+    answering = true;
+    for (const r of order) answer(r);
+    await waitFor(() => order.length === SLOW + 5, 20_000, `every run handed out (got ${order.length})`);
+    const positions = order.flatMap((r, i) => (r.priority === 1_000 ? [i] : []));
+    expect(positions).toHaveLength(5);
+    // Claimed with the first room (and then first of the parked runs): before, they went out last (2,000–2,004).
+    expect(Math.max(...positions), `positions ${positions.join(', ')}`).toBeLessThan(ROOM / 2);
+  }, 40_000);
 });
