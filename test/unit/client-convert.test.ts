@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { scheduleRequest } from '../../clients/typescript/src/convert.js';
 import { definitionToWire } from '../../clients/typescript/src/workflow-convert.js';
-import type { ScheduleInput, WorkflowDefinitionInput } from '@timelane/client';
+import { TimelaneClient, type ScheduleInput, type WorkflowDefinitionInput } from '@timelane/client';
 
 /** An input as an untyped caller (or a parsed file) may give it. */
 const loose = <T>(v: object): T => v as T;
@@ -21,9 +21,14 @@ describe('scheduleRequest', () => {
   });
 
   it('a fractional or non-number priority, lease or retry field is refused, not truncated', () => {
-    expect(() => scheduleRequest({ queue: 'q', priority: 1.5 })).toThrow(/^priority: must be a whole number \(got 1\.5\)/);
+    expect(() => scheduleRequest({ queue: 'q', priority: 1.5 })).toThrow(/^priority: must be a whole number from -2147483648 to 2147483647 \(got 1\.5\)/);
     expect(() => scheduleRequest(loose<ScheduleInput>({ queue: 'q', leaseMs: '30000' }))).toThrow(/^leaseMs: must be a whole number/);
     expect(() => scheduleRequest(loose<ScheduleInput>({ queue: 'q', retry: { maxAttempts: 'x' } }))).toThrow(/^retry\.maxAttempts: must be a whole number/);
+    // Out of the wire type's range: the encoder wraps it (2^32 + 1 arrives as 1).
+    expect(() => scheduleRequest({ queue: 'q', retry: { maxAttempts: 4_294_967_297 } })).toThrow(/^retry\.maxAttempts: must be a whole number from 0 to 4294967295/);
+    expect(() => scheduleRequest({ queue: 'q', leaseMs: 4_294_968_296 })).toThrow(/^leaseMs: /);
+    expect(() => scheduleRequest({ queue: 'q', priority: 4_294_967_297 })).toThrow(/^priority: /);
+    expect(() => scheduleRequest({ queue: 'q', leaseMs: -1 })).toThrow(/^leaseMs: /);
     expect(scheduleRequest({ queue: 'q', priority: -3, leaseMs: 5_000, retry: { maxAttempts: 4 } })).toMatchObject({ priority: -3, leaseMs: 5_000, retry: { maxAttempts: 4 } });
   });
 });
@@ -52,5 +57,20 @@ describe('definitionToWire', () => {
     const wire = definitionToWire(def({ after: ['a'], delivery: 'at_most_once', priority: 2, leaseMs: 1_000, retry: { maxAttempts: 3 } }));
     expect(wire.steps?.[1]).toMatchObject({ name: 'b', after: ['a'], delivery: 'AT_MOST_ONCE', priority: 2, leaseMs: 1_000, retry: { maxAttempts: 3 } });
     expect(wire.steps?.[0]).toMatchObject({ after: [], delivery: 'AT_LEAST_ONCE', priority: 0, leaseMs: 0, retry: null });
+  });
+});
+
+describe('TimelaneClient', () => {
+  // Why: a shard of 2^32 + 15 reached the daemon as shard 15, and `ops move` moved that one.
+  it('refuses a shard, page size or priority its wire field would wrap, before any call', async () => {
+    const client = new TimelaneClient('127.0.0.1:1'); // nothing listens: a call made would fail UNAVAILABLE, not RangeError
+    try {
+      await expect(client.moveShard(4_294_967_311, 'm2')).rejects.toThrow(/^shard: must be a whole number from 0 to 4294967295 \(got 4294967311\)/);
+      await expect(client.listRuns({ pageSize: 4_294_967_297 })).rejects.toThrow(/^pageSize: /);
+      await expect(client.listRuns({ pageSize: -1 })).rejects.toThrow(/^pageSize: /);
+      await expect(client.updateJob('00000000-0000-4000-8000-000000000000', { priority: 2 ** 31 })).rejects.toThrow(/^priority: /);
+    } finally {
+      client.close();
+    }
   });
 });

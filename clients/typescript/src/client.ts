@@ -41,6 +41,7 @@ import type { GetWorkflowRunResponse__Output as GetWorkflowRunOut } from '../pro
 import type { ListWorkflowRunsResponse__Output as ListWorkflowRunsOut } from '../proto/gen/timelane/v1/ListWorkflowRunsResponse.js';
 import type { RetryWorkflowRunResponse__Output as RetryWorkflowRunOut } from '../proto/gen/timelane/v1/RetryWorkflowRunResponse.js';
 import type { CancelWorkflowRunResponse__Output as CancelWorkflowRunOut } from '../proto/gen/timelane/v1/CancelWorkflowRunResponse.js';
+import { wholeNumber } from './wire-numbers.js';
 import { definitionToWire, runStateToWire, scheduleRequest as workflowScheduleRequest, startRequest, workflowRunInfo, workflowStepInfo } from './workflow-convert.js';
 import type {
   ListWorkflowRunsInput,
@@ -232,7 +233,7 @@ export class TimelaneClient {
       kind: jobKindToWire(input.kind),
       status: jobStatusToWire(input.status),
       namespace: input.namespace ?? '',
-      pageSize: input.pageSize ?? 0,
+      pageSize: wholeNumber('pageSize', input.pageSize),
       pageToken: input.pageToken ?? '',
     };
     const res = await this.call<ListJobsOut>((o, cb) => this.scheduler.listJobs(req, o, cb));
@@ -268,7 +269,7 @@ export class TimelaneClient {
     if (update.recurrence !== undefined) req.recurrence = recurrenceToWire(update.recurrence);
     // proto3 `optional`: setting the field (even to its zero) is what says "change it".
     if (update.payload !== undefined) req.payload = payloadBytes(update.payload);
-    if (update.priority !== undefined) req.priority = update.priority;
+    if (update.priority !== undefined) req.priority = wholeNumber('priority', update.priority, 'int32');
     if (update.retry !== undefined) req.retry = retryToWire(update.retry);
     if (update.leaseMs !== undefined) req.leaseMs = uint32('leaseMs', update.leaseMs);
     if (Object.keys(req).length === 1) throw new TypeError('update: names nothing to change (recurrence, payload, priority, retry or leaseMs)');
@@ -339,7 +340,7 @@ export class TimelaneClient {
       jobId: input.jobId ?? '',
       queue: input.queue ?? '',
       status: runStatusToWire(input.status),
-      pageSize: input.pageSize ?? 0,
+      pageSize: wholeNumber('pageSize', input.pageSize),
       pageToken: input.pageToken ?? '',
     };
     const res = await this.call<ListRunsOut>((o, cb) => this.scheduler.listRuns(req, o, cb));
@@ -376,7 +377,7 @@ export class TimelaneClient {
    * or shard.
    */
   async moveShard(shard: number, toMember: string, opts: MoveShardOptions = {}): Promise<MoveShardResult> {
-    if (!Number.isInteger(shard) || shard < 0) throw new RangeError('shard: must be a non-negative integer');
+    wholeNumber('shard', shard);
     if (!toMember) throw new TypeError('toMember: is required');
     const timeoutMs = waitMs('timeoutMs', opts.timeoutMs);
     const req = { shard, toMember, timeoutMs };
@@ -460,7 +461,7 @@ export class TimelaneClient {
 
   /** Workflow runs, newest first; filters combine. */
   async listWorkflowRuns(input: ListWorkflowRunsInput = {}): Promise<WorkflowRunPage> {
-    const req = { namespace: input.namespace ?? '', name: input.name ?? '', state: runStateToWire(input.state), pageSize: input.pageSize ?? 0, pageToken: input.pageToken ?? '' };
+    const req = { namespace: input.namespace ?? '', name: input.name ?? '', state: runStateToWire(input.state), pageSize: wholeNumber('pageSize', input.pageSize), pageToken: input.pageToken ?? '' };
     const res = await this.call<ListWorkflowRunsOut>((o, cb) => this.workflows.listWorkflowRuns(req, o, cb));
     return { runs: res.runs.map(workflowRunInfo), nextPageToken: res.nextPageToken };
   }
@@ -528,7 +529,7 @@ function deadRunsRequest(input: Omit<ListDeadRunsInput, 'pageSize' | 'pageToken'
     sinceMs: ms(input.since),
     untilMs: ms(input.until),
     errorContains: input.errorContains ?? '',
-    pageSize: input.pageSize ?? 0,
+    pageSize: wholeNumber('pageSize', input.pageSize),
     pageToken: input.pageToken ?? '',
   };
 }

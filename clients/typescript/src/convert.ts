@@ -36,6 +36,7 @@ import type {
   WorkflowStepDeliveryInfo,
 } from './types.js';
 import { jobKindName, recurrenceInfo, recurrenceToWire } from './recurrence.js';
+import { wholeNumber } from './wire-numbers.js';
 
 /** Parses a wire int64 (decimal string; "" or missing as 0) into a number. */
 export function int64(value: string | undefined): number {
@@ -82,17 +83,6 @@ export function deliveryToWire(field: string, mode: DeliveryModeName | undefined
   return DELIVERY_TO_WIRE[mode];
 }
 
-/**
- * An optional whole-number field (0 when absent). A fraction, a string or
- * NaN is refused here: the encoder would truncate or zero it, and the
- * daemon would store another value than the one written (a JSON file's typo).
- */
-export function wholeNumber(field: string, value: number | undefined): number {
-  if (value === undefined || value === null) return 0;
-  if (!Number.isInteger(value)) throw new TypeError(`${field}: must be a whole number (got ${JSON.stringify(value)})`);
-  return value;
-}
-
 export function retryToWire(retry: RetryPolicyInput | undefined, field = 'retry'): RetryPolicy | null {
   if (!retry) return null;
   return {
@@ -118,7 +108,7 @@ export function scheduleRequest(input: ScheduleInput): ScheduleRequest {
   if (input.namespace) req.namespace = input.namespace;
   const payload = payloadBytes(input.payload);
   if (payload.length > 0) req.payload = payload;
-  const priority = wholeNumber('priority', input.priority);
+  const priority = wholeNumber('priority', input.priority, 'int32');
   if (priority) req.priority = priority;
   if (input.dedupeKey) req.dedupeKey = input.dedupeKey;
   const delivery = deliveryToWire('delivery', input.delivery);

@@ -15,6 +15,7 @@ import type { JobKind, JobKind__Output } from '../proto/gen/timelane/v1/JobKind.
 import type { OverlapPolicy, OverlapPolicy__Output } from '../proto/gen/timelane/v1/OverlapPolicy.js';
 import type { Recurrence, Recurrence__Output } from '../proto/gen/timelane/v1/Recurrence.js';
 import type { CatchUpModeName, JobKindName, OverlapPolicyName, RecurrenceInfo, RecurrenceInput } from './types.js';
+import { wholeNumber } from './wire-numbers.js';
 
 const OVERLAP_TO_WIRE: Record<OverlapPolicyName, OverlapPolicy> = {
   skip: 'OVERLAP_SKIP',
@@ -78,8 +79,7 @@ function wholeNonNegative(field: string, value: number): number {
 
 /** A uint32 field: protobufjs would wrap anything outside 0..2^32-1 silently. */
 export function uint32(field: string, value: number): number {
-  if (!Number.isInteger(value) || value < 0 || value > 0xffff_ffff) throw new RangeError(`${field}: must be an integer from 0 to 4294967295 (got ${value})`);
-  return value;
+  return wholeNumber(field, value, 'uint32');
 }
 
 function instantMs(field: string, value: Date | number): number {

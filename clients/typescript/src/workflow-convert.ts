@@ -5,7 +5,8 @@ import type { WorkflowStepStatus__Output } from '../proto/gen/timelane/v1/Workfl
 import type { StartWorkflowRequest } from '../proto/gen/timelane/v1/StartWorkflowRequest.js';
 import type { WorkflowRunState } from '../proto/gen/timelane/v1/WorkflowRunState.js';
 import type { StepTrigger } from '../proto/gen/timelane/v1/StepTrigger.js';
-import { deliveryToWire, int64, payloadBytes, retryToWire, whenFields, wholeNumber } from './convert.js';
+import { deliveryToWire, int64, payloadBytes, retryToWire, whenFields } from './convert.js';
+import { wholeNumber } from './wire-numbers.js';
 import { recurrenceToWire } from './recurrence.js';
 import type {
   ScheduleWorkflowInput,
@@ -54,7 +55,7 @@ export function definitionToWire(d: WorkflowDefinitionInput): WorkflowDefinition
         queue: text(`${at}.queue`, s.queue),
         payload: payloadBytes(s.payload),
         after: afterToWire(`${at}.after`, s.after),
-        priority: wholeNumber(`${at}.priority`, s.priority),
+        priority: wholeNumber(`${at}.priority`, s.priority, 'int32'),
         delivery: deliveryToWire(`${at}.delivery`, s.delivery) ?? 'AT_LEAST_ONCE',
         retry: retryToWire(s.retry, `${at}.retry`),
         leaseMs: wholeNumber(`${at}.leaseMs`, s.leaseMs),
