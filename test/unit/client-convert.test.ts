@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { scheduleRequest } from '../../clients/typescript/src/convert.js';
 import { definitionToWire } from '../../clients/typescript/src/workflow-convert.js';
-import { TimelaneClient, type ScheduleInput, type WorkflowDefinitionInput } from '@timelane/client';
+import { createWorker, TimelaneClient, type ScheduleInput, type WorkflowDefinitionInput } from '@timelane/client';
 
 /** An input as an untyped caller (or a parsed file) may give it. */
 const loose = <T>(v: object): T => v as T;
@@ -72,5 +72,13 @@ describe('TimelaneClient', () => {
     } finally {
       client.close();
     }
+  });
+});
+
+describe('createWorker', () => {
+  // Why: the daemon refuses such a subscription, and the worker reconnected to it for ever (`timelane worker --queue 'a b'` hung).
+  it('refuses a queue name the daemon would refuse, before connecting', () => {
+    for (const q of ['a b', '', 'x'.repeat(129), '*'])
+      expect(() => createWorker({ address: '127.0.0.1:1', queues: ['ok', q], handler: () => undefined }), q).toThrow(/^queues\[1\]: must be 1\.\.128 chars/);
   });
 });

@@ -270,11 +270,18 @@ class DiscoveryLoop {
   }
 }
 
+/** A queue name, as the daemon checks it (daemon/grpc/validate.ts, QUEUE_RE). */
+const QUEUE_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+
 function validate(options: WorkerOptions): string[] {
   const raw = options.address ?? DEFAULT_ADDRESS;
   const addresses = [...new Set((Array.isArray(raw) ? raw : [raw]).map((a) => a.trim()).filter(Boolean))];
   if (addresses.length === 0) throw new TypeError('address: give at least one address');
   if (options.queues.length === 0) throw new TypeError('queues: give at least one queue');
+  // Refused here: the daemon refuses the subscription, and a worker reconnecting to it would retry for ever.
+  options.queues.forEach((q, i) => {
+    if (typeof q !== 'string' || !QUEUE_RE.test(q)) throw new TypeError(`queues[${i}]: must be 1..128 chars of [A-Za-z0-9_.:-] (got ${JSON.stringify(q)})`);
+  });
   const c = options.concurrency ?? 10;
   if (!Number.isInteger(c) || c < 1 || c > 10_000) throw new RangeError('concurrency: must be an integer in 1..10000');
   const hb = options.heartbeatEveryMs;
