@@ -28,6 +28,7 @@ import { createPool, clientConfig, type Db } from './db/pool.js';
 import { SilenceWatch } from './db/silence-watch.js';
 import { checkSchema, migrate } from './db/migrate.js';
 import { createLogger, type Logger } from './log.js';
+import { unavailable } from './errors.js';
 import { Metrics, serveMetrics } from './metrics.js';
 import { systemClock, type Clock } from './fast/clock.js';
 import { LOST_RELEASED, ShardLeaseManager } from './coord/shard-leases.js';
@@ -103,6 +104,8 @@ export class Daemon {
   private gaugeTimer: NodeJS.Timeout | null = null;
   /** Set when Redis is configured: membership and balanced assignment. */
   cluster: ClusterMember | null = null;
+  /** The first membership round is done: the Admin API may answer for the cluster. */
+  private clusterJoined = false;
 
   constructor(readonly config: DaemonConfig) {
     this.log = createLogger(config.logLevel, { member: config.memberId }, config.logFormat === 'pretty' ? 'pretty' : 'json');
@@ -247,6 +250,7 @@ export class Daemon {
         this.leases,
       );
       await this.cluster.start();
+      this.clusterJoined = true;
     } else {
       // Single node (Postgres leases): own the pinned range, or every shard.
       this.leases.setDesired(cfg.shards ? this.pinnedShards() : Array.from({ length: this.shardCount }, (_, i) => i));
@@ -340,6 +344,18 @@ export class Daemon {
     this.log.info('timelane daemon stopped');
   }
 
+  /**
+   * The cluster, for the Admin API; null for a single node. A clustered daemon
+   * still starting answers UNAVAILABLE: until its first membership round it
+   * knows no other member, and would list itself alone, assign itself every
+   * shard, and call operator moves single-node only.
+   */
+  private joinedCluster(): ClusterMember | null {
+    if (!this.config.redisUrl) return null;
+    if (!this.clusterJoined || !this.cluster) throw unavailable('this daemon has not joined its cluster yet (starting); retry, or ask another member');
+    return this.cluster;
+  }
+
   private createBackend(): LeaseBackend {
     const cfg = this.config;
     if (!cfg.redisUrl) return new PostgresLeaseBackend({ leaseDb: this.leaseDb, memberId: cfg.memberId, log: this.log });
@@ -382,13 +398,16 @@ export class Daemon {
       memberId: this.config.memberId,
       address: () => this.advertisedAddress(),
       startedAtMs: this.startedAtMs,
-      cluster: () => this.cluster,
+      cluster: () => this.joinedCluster(),
       isOwned: (s) => this.leases.isOwned(s),
       ownedCount: () => this.leases.ownedShards().length,
       runsInWindow: (s) => this.engine.lane.sizeOfShard(s),
     };
     return {
-      ops: () => (this.cluster ? new ClusterOperations(this.db, this.cluster, this.shardCount) : null),
+      ops: () => {
+        const cluster = this.joinedCluster();
+        return cluster ? new ClusterOperations(this.db, cluster, this.shardCount) : null;
+      },
       db: this.db,
       memberId: this.config.memberId,
       answers: this.engine.answers,

@@ -145,6 +145,13 @@ export class MembershipStore {
     await this.publish(CHANGED);
   }
 
+  /** Puts a shard's override back as it was (`member` undefined: none). */
+  async restoreOverride(shard: number, member: string | undefined): Promise<void> {
+    if (member === undefined) await this.redis.hdel(this.key('overrides'), String(shard));
+    else await this.redis.hset(this.key('overrides'), String(shard), member);
+    await this.publish(CHANGED);
+  }
+
   async clearOverrides(): Promise<void> {
     await this.redis.del(this.key('overrides'));
     await this.publish(CHANGED);

@@ -49,9 +49,14 @@ export class ClusterOperations {
     if (view.drained.has(to)) throw failedPrecondition(`member "${to}" is drained; undo the drain first`);
     const from = (await this.currentOwners())[shard];
     const t0 = performance.now();
+    const before = view.overrides.get(shard);
     await this.cluster.store.setOverride(shard, to);
     const done = await this.waitFor([{ shard, from, to }], timeoutMs);
-    if (!done) throw failedPrecondition(`shard ${shard} did not reach "${to}" within ${timeoutMs} ms (check the member's log)`);
+    if (!done) {
+      // Refused, so withdrawn: left in place, the move happened later, after the caller was told it failed.
+      await this.cluster.store.restoreOverride(shard, before);
+      throw failedPrecondition(`shard ${shard} did not reach "${to}" within ${timeoutMs} ms; the move is withdrawn (check the member's log)`);
+    }
     return { move: { shard, from, to }, handoffMs: performance.now() - t0 };
   }
 
@@ -64,7 +69,12 @@ export class ClusterOperations {
     const drained = new Set(view.drained);
     if (undo) drained.delete(member);
     else drained.add(member);
-    const moves = planMoves(await this.currentOwners(), assignShards({ ...view, drained }));
+    const target = assignShards({ ...view, drained });
+    // Draining the last member that can own shards would stop every run from firing.
+    const unowned = (owners: readonly (string | null)[]): number => owners.filter((o) => o === null).length;
+    if (!undo && unowned(target) > unowned(assignShards(view)))
+      throw failedPrecondition(`draining "${member}" would leave ${unowned(target)} shards with no member to own them (no other live, undrained member); start a member or undo a drain first`);
+    const moves = planMoves(await this.currentOwners(), target);
     await this.cluster.store.setDrained(member, !undo);
     return { moves, completed: await this.waitFor(moves, timeoutMs) };
   }
