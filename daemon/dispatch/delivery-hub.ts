@@ -236,6 +236,14 @@ export class DeliveryHub {
     }
   }
 
+  /** Runs held here but not sent: parked for credit or a permit, or restarting their lease before the hand-out. */
+  unsentIds(): number[] {
+    const out: number[] = [];
+    for (const q of this.ready.values()) for (const r of q.values()) out.push(r.id);
+    for (const id of this.renewing.keys()) out.push(id);
+    return out;
+  }
+
   /** Takes every run parked for credit (a stopping daemon hands them back to Postgres). */
   takeParked(): FiredRunRow[] {
     const out: FiredRunRow[] = [];

@@ -16,6 +16,7 @@ import type { FiredRunRow } from '../db/queries/columns.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { heldFences, type ShardFences } from '../coord/fence.js';
+import { plainArray } from '../scheduling/pg-arrays.js';
 
 const BATCH = 1000;
 
@@ -36,6 +37,8 @@ export class RedeliveryReaper {
     private readonly ended: (runIds: number[]) => void = () => undefined,
     /** Unanswered at-most-once steps ended dead: their workflow runs have a step to fail. */
     private readonly stepsDied: () => void = () => undefined,
+    /** Runs held here unsent (the hub's): their expired lease restarts at the hand-out, they are not redelivered. */
+    private readonly unsent: () => number[] = () => [],
   ) {}
 
   start(): void {
@@ -76,7 +79,7 @@ export class RedeliveryReaper {
     for (;;) {
       const { shards, fences } = heldFences(this.fences);
       if (shards.length === 0) return;
-      const { rows } = await query<FiredRunRow>(this.db, REDELIVER_EXPIRED, [BATCH, shards, fences]);
+      const { rows } = await query<FiredRunRow>(this.db, REDELIVER_EXPIRED, [BATCH, shards, fences, plainArray(this.unsent())]);
       for (const run of rows) {
         this.metrics.redelivered.inc();
         this.deliver(run);

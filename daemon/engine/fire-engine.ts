@@ -251,6 +251,7 @@ export class FireEngine {
       opts.reapIntervalMs,
       (ids) => ids.forEach((id) => this.hub.drop(id)),
       () => this.workflowRepair.kick(),
+      () => this.hub.unsentIds(),
     );
     this.listener = opts.listen
       ? new NearDueListener({

@@ -128,7 +128,7 @@ async function expireLease(runId: number): Promise<void> {
 }
 
 async function redeliver(shards: number[], fences: number[], limit = 100): Promise<FiredRunRow[]> {
-  const { rows } = await db.pool.query<FiredRunRow>(REDELIVER_EXPIRED, [limit, shards, fences]);
+  const { rows } = await db.pool.query<FiredRunRow>(REDELIVER_EXPIRED, [limit, shards, fences, []]);
   return rows;
 }
 

@@ -1,9 +1,11 @@
 /**
- * A stopping daemon's engine (drain): runs it claimed but could not hand to
- * any worker (no credit) go back to Postgres with their lease ended, so the
- * next owner's reaper redelivers them at once instead of after a whole lease.
+ * Runs claimed but parked for credit. A stopping daemon's engine (drain)
+ * hands them back to Postgres with their lease ended, so the next owner's
+ * reaper redelivers them at once instead of after a whole lease. While the
+ * daemon runs, its own reaper leaves them alone, however long they wait.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import type { FiredRunRow } from '../../daemon/db/queries/columns.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { DaemonParts, runStates, scheduleInput, waitFor } from '../helpers/daemon-parts.js';
 
@@ -39,5 +41,34 @@ describe('engine drain', () => {
     expect(states.get(parked)).toMatchObject({ status: 'fired', fired_at_ms: null, deliveries: deliveriesBefore });
     expect(states.get(parked)!.lease_expires_at_ms!).toBeLessThanOrEqual(before + 1_000);
     expect(states.get(sent)!.lease_expires_at_ms!).toBeGreaterThan(before + 50_000);
+  });
+
+  // Why: the reaper took a parked run whose lease had run out (it never reached a worker) and "redelivered" it:
+  // it reached its worker as delivery 2, 3, …, and counted as redelivered each lease (a hunt: 3,911 for 2,500 runs).
+  it('leaves a run parked longer than its lease alone: it reaches its worker as its first delivery', async () => {
+    await parts?.stop();
+    await db?.drop();
+    db = await createTestDatabase(1);
+    parts = new DaemonParts({ db: db.pool, shardCount: 1, recorderCredit: 1, reapIntervalMs: 50 });
+    const p = parts;
+    await p.own([0]);
+    const due = Date.now() + 200;
+    const scheduled = await p.scheduling.schedule([scheduleInput(due, { leaseMs: 300, queue: 'q' }), scheduleInput(due + 1, { leaseMs: 300, queue: 'q' })]);
+    const ids = scheduled.map((s) => s.run.id);
+    await waitFor(() => p.deliveries.length >= 1 && p.engine.hub.backlog === 1, 5_000, 'one run sent, one parked for credit');
+    const sent = p.deliveries[0].run.id;
+    const parked = ids.find((id) => id !== sent)!;
+    // The sent run is never answered: the reaper hands it out again each lease. Three times proves passes
+    // well past the parked run's lease too.
+    await waitFor(() => p.deliveries.filter((d) => d.run.id === sent).length >= 4, 10_000, 'the unanswered run redelivered three times');
+    expect((await runStates(db.pool, [parked])).get(parked)).toMatchObject({ status: 'fired', deliveries: 1, fired_at_ms: null });
+    expect(p.deliveries.some((d) => d.run.id === parked)).toBe(false);
+    // A worker with credit comes: the parked run goes out as delivery 1, its lease restarted for the worker.
+    const got: { run: FiredRunRow; at: number }[] = [];
+    p.engine.hub.register({ id: 7, workerId: 'late', queues: new Set(['q']), credit: 1, send: (run, at) => got.push({ run, at }) });
+    await waitFor(() => got.some((d) => d.run.id === parked), 5_000, 'the parked run handed out');
+    const handed = got.find((d) => d.run.id === parked)!;
+    expect(handed.run.deliveries).toBe(1);
+    expect(handed.run.lease_expires_at_ms!).toBeGreaterThan(handed.at + 150);
   });
 });

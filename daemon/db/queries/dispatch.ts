@@ -128,7 +128,11 @@ WHERE r.shard = ANY($2::int[]) AND ${HELD} AND r.status = 'fired' AND r.fence = 
 /**
  * redeliverExpired — hand out again fired AT_LEAST_ONCE runs whose lease ran
  * out (worker died or went silent), unless their worker was asked to stop
- * them (EXPIRE_CANCELLED ends those). $1 limit, $2 shards int[], $3 fences int8[].
+ * them (EXPIRE_CANCELLED ends those). $1 limit, $2 shards int[], $3 fences int8[],
+ * $4 run ids int8[] this daemon holds unsent (parked for credit or a permit,
+ * or restarting their lease): never handed to a worker, they are not
+ * redelivered — their lease restarts at the hand-out (delivery-hub.ts); reaped,
+ * they reached their worker as delivery 2, 3, … and counted as redelivered.
  * Bumps `deliveries` and takes the current fence: the old delivery is superseded.
  * The candidates are a MATERIALIZED CTE: as an `IN (subquery)` the
  * LIMIT … FOR UPDATE SKIP LOCKED subquery was rescanned per outer row, skipped
@@ -137,7 +141,7 @@ WHERE r.shard = ANY($2::int[]) AND ${HELD} AND r.status = 'fired' AND r.fence = 
 export const REDELIVER_EXPIRED = `
 WITH expired AS MATERIALIZED (
   SELECT id FROM runs WHERE shard = ANY($2::int[]) AND status = 'fired'
-    AND lease_expires_at IS NOT NULL AND lease_expires_at < now() AND cancel_requested_at IS NULL
+    AND lease_expires_at IS NOT NULL AND lease_expires_at < now() AND cancel_requested_at IS NULL AND id <> ALL($4::int8[])
   ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
 UPDATE runs r SET fence = ${OUR_FENCE}, deliveries = r.deliveries + 1, claimed_at = now(), fired_at = NULL, lag_ms = NULL,
   lease_expires_at = now() + j.lease_ms * interval '1 millisecond'
