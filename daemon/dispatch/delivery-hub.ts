@@ -82,6 +82,8 @@ export interface DeliveryGate {
   limitOf(queue: string): QueueLimit | undefined;
   acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<true | Refusal>;
   release(queue: string, runId: number): void;
+  /** A permit for a run already in flight, whatever the count; false when it could not be taken. */
+  adopt(queue: string, runId: number, nowMs: number, untilMs: number): Promise<boolean>;
 }
 
 /** Receives every run of every queue, with no credit limit: an in-process consumer (tests, embedding). */
@@ -473,6 +475,30 @@ export class DeliveryHub {
       }
     };
     void step().catch(() => this.permitting.delete(queue));
+  }
+
+  /**
+   * The queue gained a bound on runs in flight: its deliveries in flight
+   * without a permit (handed out while it had none) take one, so they count
+   * against the new bound — else the bound let that many more out. A
+   * delivery settled meanwhile gives its permit straight back.
+   */
+  adoptInFlight(queue: string): void {
+    const gate = this.gate;
+    if (!gate) return;
+    for (const st of this.streams.values())
+      for (const d of st.inFlight.values()) {
+        if (d.queue !== queue || d.permit) continue;
+        const now = this.wallNow();
+        void gate.adopt(queue, d.runId, now, now + PERMIT_MAX_MS).then(
+          (ok) => {
+            if (!ok) return;
+            if (st.inFlight.get(d.runId) === d) d.permit = true;
+            else gate.release(queue, d.runId);
+          },
+          () => undefined, // the permit store is away: this delivery stays uncounted
+        );
+      }
   }
 
   /** Gives a delivery's permit back, whether or not its queue is still limited. */

@@ -4,7 +4,12 @@
  * second — across every daemon of the cluster.
  *
  * A permit is taken before a run is handed to a worker stream and given back
- * when the delivery settles (answer, stream closed, cancel). Permits live in
+ * when the delivery settles (answer, stream closed, cancel). A permit whose
+ * run is no longer fired is given back by the sweeper (PermitSweeper) within
+ * PERMIT_SWEEP_MS: a run answered through another daemon after its own died
+ * is settled on no stream that held it. A queue that becomes limited takes
+ * permits for the runs already in flight (DeliveryHub.adoptInFlight), so
+ * they count against the new limit. Permits live in
  * Redis when the daemon has one (a sorted set of run ids per queue, scored by
  * when the permit lapses, and a counter per queue and second), or in Postgres
  * otherwise (unlogged tables, taken under a per-queue advisory lock: daemons
@@ -17,7 +22,18 @@
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/pool.js';
 import { query } from '../db/pool.js';
-import { ACQUIRE_PERMIT, CLEAR_QUEUE_LIMITS, LOCK_QUEUE_PERMITS, LIST_QUEUE_LIMITS, RELEASE_PERMIT, SET_QUEUE_LIMITS, type QueueLimitsRow } from '../db/queries/limits.js';
+import {
+  ACQUIRE_PERMIT,
+  CLEAR_QUEUE_LIMITS,
+  LOCK_QUEUE_PERMITS,
+  LIST_QUEUE_LIMITS,
+  PERMIT_HOLDERS,
+  RELEASE_PERMIT,
+  SET_QUEUE_LIMITS,
+  STALE_PERMIT_HOLDERS,
+  type QueueLimitsRow,
+} from '../db/queries/limits.js';
+import { plainArray } from '../scheduling/pg-arrays.js';
 import { transaction } from '../db/pool.js';
 import type { Logger } from '../log.js';
 
@@ -33,7 +49,14 @@ export interface PermitStore {
   /** Takes a permit for `runId` (held until `untilMs` at most), or says why not. */
   acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<true | Refusal>;
   release(queue: string, runId: number): Promise<void>;
+  /** The runs holding the queue's permits. */
+  holders(queue: string): Promise<number[]>;
 }
+
+/** A permit whose run is no longer fired is given back within this long. */
+export const PERMIT_SWEEP_MS = 2_000;
+/** A limit with no bound on in-flight runs for a permit taken whatever the count (a run already in flight). */
+const UNBOUNDED: QueueLimit = { maxInFlight: 0x7fff_ffff, maxPerSecond: 0 };
 
 /**
  * ZREMRANGEBYSCORE lapsed permits; refuse when full (unless this run holds
@@ -75,6 +98,10 @@ export class RedisPermits implements PermitStore {
     await this.redis.zrem(this.inFlightKey(queue), String(runId));
   }
 
+  async holders(queue: string): Promise<number[]> {
+    return (await this.redis.zrange(this.inFlightKey(queue), 0, -1)).map(Number);
+  }
+
   private inFlightKey(queue: string): string {
     return `${this.prefix}:qlimit:${queue}:inflight`;
   }
@@ -94,6 +121,10 @@ export class PostgresPermits implements PermitStore {
 
   async release(queue: string, runId: number): Promise<void> {
     await query(this.db, RELEASE_PERMIT, [queue, runId]);
+  }
+
+  async holders(queue: string): Promise<number[]> {
+    return (await query<{ run_id: number }>(this.db, PERMIT_HOLDERS, [queue])).rows.map((r) => r.run_id);
   }
 }
 
@@ -124,6 +155,10 @@ export class LocalPermits implements PermitStore {
     this.inFlight.get(queue)?.delete(runId);
     return Promise.resolve();
   }
+
+  holders(queue: string): Promise<number[]> {
+    return Promise.resolve([...(this.inFlight.get(queue)?.keys() ?? [])]);
+  }
 }
 
 /** The limits of every limited queue, re-read from Postgres every `refreshMs`. */
@@ -140,8 +175,16 @@ export class QueueLimitsCache {
     private readonly refreshMs = 1_000,
   ) {}
 
+  /** Called with the queues that gained a bound on runs in flight at a re-read. */
+  onBounded: (queues: string[]) => void = () => undefined;
+
   get(queue: string): QueueLimit | undefined {
     return this.limits.get(queue);
+  }
+
+  /** Every limited queue and its limit. */
+  entries(): IterableIterator<[string, QueueLimit]> {
+    return this.limits.entries();
   }
 
   async refresh(): Promise<void> {
@@ -150,7 +193,10 @@ export class QueueLimitsCache {
     const { rows } = await query<QueueLimitsRow>(this.db, LIST_QUEUE_LIMITS);
     if (seq < this.applied) return;
     this.applied = seq;
+    const before = this.limits;
     this.limits = new Map(rows.map((r) => [r.queue, { maxInFlight: r.max_in_flight, maxPerSecond: r.max_per_second }]));
+    const bounded = rows.filter((r) => r.max_in_flight > 0 && !((before.get(r.queue)?.maxInFlight ?? 0) > 0)).map((r) => r.queue);
+    if (bounded.length > 0) this.onBounded(bounded);
   }
 
   start(): void {
@@ -164,6 +210,56 @@ export class QueueLimitsCache {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+  }
+}
+
+/**
+ * Gives back permits whose run is no longer fired, every PERMIT_SWEEP_MS:
+ * a run answered through another daemon (its own died holding the permit),
+ * or ended at its lease unanswered, is settled on no stream that held its
+ * permit, which otherwise lapsed only after PERMIT_MAX_MS (an hour) — a
+ * queue whose permits were all held so stopped for that long.
+ */
+export class PermitSweeper {
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly cache: QueueLimitsCache,
+    private readonly permits: PermitStore,
+    private readonly log: Logger,
+    private readonly everyMs = PERMIT_SWEEP_MS,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = true;
+      this.sweep()
+        .catch((err: unknown) => this.log.warn({ err: String(err) }, 'could not sweep queue permits; trying again'))
+        .finally(() => (this.running = false));
+    }, this.everyMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** One pass over every queue with a bound on runs in flight; returns how many permits it gave back. */
+  async sweep(): Promise<number> {
+    let freed = 0;
+    for (const [queue, limit] of [...this.cache.entries()]) {
+      if (limit.maxInFlight <= 0) continue;
+      const holders = await this.permits.holders(queue);
+      if (holders.length === 0) continue;
+      const { rows } = await query<{ id: number }>(this.db, STALE_PERMIT_HOLDERS, [plainArray(holders)]);
+      for (const { id } of rows) await this.permits.release(queue, id);
+      freed += rows.length;
+    }
+    return freed;
   }
 }
 
@@ -183,6 +279,8 @@ export function deliveryGate(cache: QueueLimitsCache, permits: PermitStore, log:
   return {
     limitOf: (queue: string): QueueLimit | undefined => cache.get(queue),
     acquire: (queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number) => permits.acquire(queue, runId, limit, nowMs, untilMs),
+    /** A permit for a run already in flight, whatever the count: it counts against the limit from now on. */
+    adopt: async (queue: string, runId: number, nowMs: number, untilMs: number): Promise<boolean> => (await permits.acquire(queue, runId, UNBOUNDED, nowMs, untilMs)) === true,
     release: (queue: string, runId: number): void => {
       // A permit that cannot be given back lapses on its own (PERMIT_MAX_MS); say so.
       permits.release(queue, runId).catch((err: unknown) => log.warn({ err: String(err), queue, runId }, 'could not give a queue permit back'));

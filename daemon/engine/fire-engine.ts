@@ -51,7 +51,7 @@ import type { FiredRunRow } from '../db/queries/columns.js';
 import { RunRouter } from './router.js';
 import { Materialiser } from '../recurring/materialiser.js';
 import { OCCURRENCE_LATE_AFTER_MS } from '../recurring/recurrence.js';
-import { QueueLimitsCache, deliveryGate, type PermitStore } from '../dispatch/queue-limits.js';
+import { PermitSweeper, QueueLimitsCache, deliveryGate, type PermitStore } from '../dispatch/queue-limits.js';
 import { WorkflowRepair } from '../workflows/repair.js';
 import type { RunTracing } from '../tracing/run-tracing.js';
 
@@ -125,6 +125,8 @@ export class FireEngine {
   /** Workflow runs the event path left with something to do (the safety net). */
   readonly workflowRepair: WorkflowRepair;
   readonly queueLimits: QueueLimitsCache;
+  /** Gives back permits whose runs are no longer fired. */
+  readonly permitSweeper: PermitSweeper;
   private readonly reaper: RedeliveryReaper;
   private readonly listener: NearDueListener | null;
   private handOffTimer: NodeJS.Timeout | null = null;
@@ -209,6 +211,7 @@ export class FireEngine {
     );
     // 5. The hub hands runs to worker streams within their credit (and their queue's limits).
     this.queueLimits = new QueueLimitsCache(pools.window, log);
+    this.permitSweeper = new PermitSweeper(pools.window, this.queueLimits, opts.permits, log);
     // A run that waited for credit gets its lease restarted as it is handed out.
     this.hub = new DeliveryHub(
       undefined,
@@ -220,6 +223,7 @@ export class FireEngine {
       () => clock.wallNow(),
       deliveryGate(this.queueLimits, opts.permits, log),
     );
+    this.queueLimits.onBounded = (queues) => queues.forEach((q) => this.hub.adoptInFlight(q));
     // 6. Answers (and retries, routed inside their transaction).
     this.answers = new Answers(pools.answer, this.router, new StepTransitions(this.router), pools.complete, opts.log);
     // 0. Recurring jobs: occurrences due within the window become runs (offered to 2 by the router).
@@ -289,6 +293,7 @@ export class FireEngine {
     this.firing = true;
     this.gate.start();
     this.queueLimits.start();
+    this.permitSweeper.start();
     this.lane.start();
     this.loader.start();
     this.materialiser.start();
@@ -331,6 +336,7 @@ export class FireEngine {
     this.lane.stop();
     this.gate.stop();
     this.queueLimits.stop();
+    this.permitSweeper.stop();
     if (this.handOffTimer) clearInterval(this.handOffTimer);
     await this.loader.stop();
     await this.materialiser.stop();

@@ -1,11 +1,16 @@
 /**
  * Queue permits in Postgres (daemons without Redis): two daemons' stores on
  * their own pools, racing for the same queue, never grant more than the limit.
+ * The sweeper gives back, in either store, the permits of runs no longer fired.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, type Db } from '../../daemon/db/pool.js';
-import { PostgresPermits } from '../../daemon/dispatch/queue-limits.js';
+import { Redis } from 'ioredis';
+import { PermitSweeper, PostgresPermits, QueueLimitsCache, RedisPermits, setQueueLimits, type PermitStore } from '../../daemon/dispatch/queue-limits.js';
+import { silentLogger } from '../../daemon/log.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { DaemonParts, scheduleInput } from '../helpers/daemon-parts.js';
+import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
 
 let db: TestDatabase;
 let other: Db;
@@ -49,3 +54,49 @@ describe('PostgresPermits', () => {
     expect(await b.acquire('l', 2, one, second + 100, second + 1_000)).toBe(true);
   });
 });
+
+describe('PermitSweeper', () => {
+  // Why: a permit was given back only when its delivery settled on the stream holding it. A run answered through
+  // another daemon (its own killed -9 holding the permit) kept its permit for PERMIT_MAX_MS, an hour: with every
+  // permit so held, the queue handed out nothing for an hour (a hunt).
+  const prefix = redisPrefix();
+  let redis: Redis;
+  beforeAll(() => {
+    redis = new Redis(TEST_REDIS_URL);
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await deleteRedisPrefix(prefix);
+  });
+
+  const stores: [string, () => PermitStore][] = [
+    ['Postgres', () => new PostgresPermits(db.pool)],
+    ['Redis', () => new RedisPermits(redis, prefix)],
+  ];
+  it.each(stores)('gives back, in %s, the permits of runs no longer fired, and keeps the others', async (_name, store) => {
+    const queue = `swept-${_name}`;
+    const parts = new DaemonParts({ db: db.pool, shardCount: 1 }); // owns no shard: nothing fires
+    const made = await parts.scheduling.schedule(Array.from({ length: 3 }, () => scheduleInput(Date.now() + 3_600_000, { queue })));
+    await parts.stop();
+    const [running, answered, cancelled] = made.map((m) => m.run.id);
+    await db.pool.query(`UPDATE runs SET status = 'fired' WHERE id = $1`, [running]);
+    await db.pool.query(`UPDATE runs SET status = 'completed' WHERE id = $1`, [answered]);
+    await db.pool.query(`UPDATE runs SET status = 'cancelled' WHERE id = $1`, [cancelled]);
+    const gone = 987_654_321; // a run that does not exist (any more)
+
+    await setQueueLimits(db.pool, queue, 4, 0);
+    const cache = new QueueLimitsCache(db.pool, silentLogger);
+    await cache.refresh();
+    const permits = store();
+    const limit = cache.get(queue)!;
+    const now = Date.now();
+    for (const id of [running, answered, cancelled, gone]) expect(await permits.acquire(queue, id, limit, now, now + 3_600_000)).toBe(true);
+    expect(await permits.acquire(queue, 42, limit, now, now + 3_600_000)).toBe('in_flight'); // full
+
+    expect(await new PermitSweeper(db.pool, cache, permits, silentLogger).sweep()).toBe(3);
+    expect(await permits.holders(queue)).toEqual([running]);
+    expect(await permits.acquire(queue, 42, limit, now, now + 3_600_000)).toBe(true); // room again
+    await setQueueLimits(db.pool, queue, 0, 0);
+  });
+});
+

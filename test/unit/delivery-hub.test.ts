@@ -19,14 +19,16 @@ function sink(credit: number, queues: string[] = ['q']): TestSink {
 
 const ids = (s: TestSink): number[] => s.got.map((r) => r.id);
 
-/** A delivery gate over in-process permits that limits queue 'q' to `maxInFlight`. */
-function limitedQueue(maxInFlight: number) {
+/** A delivery gate over in-process permits that limits queue 'q' to `maxInFlight` (while `limited.on`). */
+function limitedQueue(maxInFlight: number, limited = { on: true }) {
   const permits = new LocalPermits();
   const limit = { maxInFlight, maxPerSecond: 0 };
   const gate = {
-    limitOf: (queue: string) => (queue === 'q' ? limit : undefined),
+    limitOf: (queue: string) => (queue === 'q' && limited.on ? limit : undefined),
     acquire: (queue: string, runId: number, l: typeof limit, nowMs: number, untilMs: number) => permits.acquire(queue, runId, l, nowMs, untilMs),
     release: (queue: string, runId: number) => void permits.release(queue, runId),
+    adopt: async (queue: string, runId: number, nowMs: number, untilMs: number) =>
+      (await permits.acquire(queue, runId, { maxInFlight: 2 ** 31 - 1, maxPerSecond: 0 }, nowMs, untilMs)) === true,
   };
   return { gate, permits, limit };
 }
@@ -251,6 +253,30 @@ describe('DeliveryHub', () => {
     await new Promise((r) => setTimeout(r, 20));
     // Before: 'in_flight' for an hour (PERMIT_MAX_MS), the queue blocked.
     expect(await permits.acquire('q', 2, limit, Date.now(), Date.now() + 1_000)).toBe(true);
+  });
+
+  // Why: runs handed out while the queue had no limit took no permit, so a new limit of 2 let 2 more out beside
+  // the 30 in flight (a hunt). They now take permits when the limit appears, and count against it.
+  it('a queue that gains a limit counts the runs already in flight against it', async () => {
+    const limited = { on: false };
+    const { gate, permits } = limitedQueue(2, limited);
+    const hub = new DeliveryHub(undefined, undefined, Date.now, gate);
+    const w = sink(10);
+    hub.register(w);
+    for (let i = 1; i <= 4; i++) hub.deliver(run(i));
+    expect(ids(w)).toEqual([1, 2, 3, 4]); // unlimited: no permits
+    limited.on = true;
+    hub.adoptInFlight('q');
+    for (let i = 0; i < 100 && (await permits.holders('q')).length < 4; i++) await new Promise((r) => setTimeout(r, 10));
+    expect((await permits.holders('q')).sort()).toEqual([1, 2, 3, 4]);
+    hub.deliver(run(5));
+    hub.settle(w.id, 1);
+    hub.settle(w.id, 2);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(ids(w)).toEqual([1, 2, 3, 4]); // 2 still in flight: the limit is reached
+    hub.settle(w.id, 3);
+    for (let i = 0; i < 100 && ids(w).length < 5; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(ids(w)).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('credit freed on a stream of several queues goes to each queue in turn: one kept full does not starve the others', () => {

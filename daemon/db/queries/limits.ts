@@ -56,3 +56,16 @@ SELECT v FROM verdict`;
 
 /** releasePermit — a delivery settled. $1 queue, $2 run id. */
 export const RELEASE_PERMIT = `DELETE FROM queue_permits WHERE queue = $1 AND run_id = $2`;
+
+/** permitHolders — the runs holding a queue's permits (lapsed or not). $1 queue. */
+export const PERMIT_HOLDERS = `SELECT run_id FROM queue_permits WHERE queue = $1`;
+
+/**
+ * stalePermitHolders — of the runs given, those no longer fired (answered,
+ * cancelled, ended at their lease) or gone: their permits are stale, since
+ * a run never becomes fired again. Not a transition. $1 run ids int8[].
+ */
+export const STALE_PERMIT_HOLDERS = `
+SELECT h.id FROM unnest($1::int8[]) AS h(id)
+WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = h.id AND r.status = 'fired')`;
+
