@@ -104,8 +104,6 @@ export class Daemon {
   private gaugeTimer: NodeJS.Timeout | null = null;
   /** Set when Redis is configured: membership and balanced assignment. */
   cluster: ClusterMember | null = null;
-  /** The first membership round is done: the Admin API may answer for the cluster. */
-  private clusterJoined = false;
 
   constructor(readonly config: DaemonConfig) {
     this.log = createLogger(config.logLevel, { member: config.memberId }, config.logFormat === 'pretty' ? 'pretty' : 'json');
@@ -250,7 +248,6 @@ export class Daemon {
         this.leases,
       );
       await this.cluster.start();
-      this.clusterJoined = true;
     } else {
       // Single node (Postgres leases): own the pinned range, or every shard.
       this.leases.setDesired(cfg.shards ? this.pinnedShards() : Array.from({ length: this.shardCount }, (_, i) => i));
@@ -346,13 +343,14 @@ export class Daemon {
 
   /**
    * The cluster, for the Admin API; null for a single node. A clustered daemon
-   * still starting answers UNAVAILABLE: until its first membership round it
-   * knows no other member, and would list itself alone, assign itself every
-   * shard, and call operator moves single-node only.
+   * with no view of its cluster yet (starting, or Redis unreachable since it
+   * started) answers UNAVAILABLE: it knows no other member, and would list
+   * itself alone, assign itself every shard, and call operator moves
+   * single-node only.
    */
   private joinedCluster(): ClusterMember | null {
     if (!this.config.redisUrl) return null;
-    if (!this.clusterJoined || !this.cluster) throw unavailable('this daemon has not joined its cluster yet (starting); retry, or ask another member');
+    if (!this.cluster?.view) throw unavailable('this daemon has not joined its cluster yet (starting, or Redis unreachable); retry, or ask another member');
     return this.cluster;
   }
 

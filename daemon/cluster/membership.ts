@@ -37,6 +37,12 @@ export interface MemberRecord extends MemberView {
 }
 
 export const CHANGED = 'changed';
+
+/** KEYS[1] overrides hash; ARGV shard, the override to take back, the one before ('' = none). */
+const RESTORE_OVERRIDE = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+if ARGV[3] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
+return 1`;
 export const releasedMessage = (shard: number): string => `released:${shard}`;
 
 export class MembershipStore {
@@ -145,10 +151,12 @@ export class MembershipStore {
     await this.publish(CHANGED);
   }
 
-  /** Puts a shard's override back as it was (`member` undefined: none). */
-  async restoreOverride(shard: number, member: string | undefined): Promise<void> {
-    if (member === undefined) await this.redis.hdel(this.key('overrides'), String(shard));
-    else await this.redis.hset(this.key('overrides'), String(shard), member);
+  /**
+   * Puts a shard's override back as it was (`before` undefined: none), if it
+   * is still `ours`: a rebalance or another move made meanwhile stands.
+   */
+  async restoreOverride(shard: number, ours: string, before: string | undefined): Promise<void> {
+    await this.redis.eval(RESTORE_OVERRIDE, 1, this.key('overrides'), String(shard), ours, before ?? '');
     await this.publish(CHANGED);
   }
 

@@ -54,7 +54,7 @@ export class ClusterOperations {
     const done = await this.waitFor([{ shard, from, to }], timeoutMs);
     if (!done) {
       // Refused, so withdrawn: left in place, the move happened later, after the caller was told it failed.
-      await this.cluster.store.restoreOverride(shard, before);
+      await this.cluster.store.restoreOverride(shard, to, before);
       throw failedPrecondition(`shard ${shard} did not reach "${to}" within ${timeoutMs} ms; the move is withdrawn (check the member's log)`);
     }
     return { move: { shard, from, to }, handoffMs: performance.now() - t0 };

@@ -140,7 +140,7 @@ export class Claimer {
    * again, and any one of them may be the claim that committed.
    */
   private readonly inDoubt = new Map<number, number[]>();
-  /** Runs the claim left for their full queue, by queue (in the order the claim found them); by run id. */
+  /** Runs the claim left for their full queue, by queue (best first: priority, then due time); by run id. */
   private readonly held = new Map<string, HeldQueue>();
   /** The queue of each held run: a run offered again while held (a notification, a scan after re-acquiring) is known at once. */
   private readonly heldQueueOf = new Map<number, string>();
@@ -290,7 +290,7 @@ export class Claimer {
     if (now - this.heldPrunedAt < HELD_PRUNE_MS) return;
     this.heldPrunedAt = now;
     for (const [queue, m] of this.held) {
-      for (const r of [...m.values()])
+      for (const r of m.values())
         if (this.deps.fences.fenceOf(r.shard) === undefined) {
           m.delete(r.runId);
           this.heldQueueOf.delete(r.runId);

@@ -29,6 +29,10 @@ import type { QueueLimit, Refusal } from './queue-limits.js';
 
 /** A limited queue whose permit was refused retries after this long (the rate budget resets each second). */
 const PERMIT_RETRY_MS = 20;
+/** unsentIds() names parked runs whose lease ends within this long: past a reaper pass, and any skew between our clock and Postgres's. */
+const UNSENT_LEASE_MARGIN_MS = 30_000;
+/** A run whose lease restart failed (Postgres away) is tried again after this long. */
+const RENEW_RETRY_MS = 250;
 /** A permit lapses this long after it was taken unless given back (a daemon died holding it). */
 const PERMIT_MAX_MS = 3_600_000;
 /** room() with no stream, or little credit: claims go on, in batches of at most this many. */
@@ -109,6 +113,8 @@ export class DeliveryHub {
   private readonly permitting = new Set<string>();
   /** Runs holding a stream's credit while their lease restarts (sendRenewed): not sent yet. */
   private readonly renewing = new Map<number, { identity: DeliveryIdentity; run: FiredRunRow; done: Promise<void> }>();
+  /** Runs whose lease restart failed (Postgres away), waiting RENEW_RETRY_MS to be delivered again: not sent. */
+  private readonly renewRetrying = new Map<number, FiredRunRow>();
 
   constructor(
     private readonly onSent?: (run: FiredRunRow) => void,
@@ -238,11 +244,19 @@ export class DeliveryHub {
     }
   }
 
-  /** Runs held here but not sent: parked for credit or a permit, or restarting their lease before the hand-out. */
+  /**
+   * Runs held here but not sent — parked for credit or a permit, or
+   * restarting their lease before the hand-out — whose lease has run out or
+   * will within UNSENT_LEASE_MARGIN_MS (the reaper's candidates: the others
+   * it would not take anyway, and thousands may be parked).
+   */
   unsentIds(): number[] {
     const out: number[] = [];
-    for (const q of this.ready.values()) for (const r of q.values()) out.push(r.id);
+    const before = this.wallNow() + UNSENT_LEASE_MARGIN_MS;
+    for (const q of this.ready.values())
+      for (const r of q.values()) if (r.lease_expires_at_ms !== null && r.lease_expires_at_ms < before) out.push(r.id);
     for (const id of this.renewing.keys()) out.push(id);
+    for (const id of this.renewRetrying.keys()) out.push(id);
     return out;
   }
 
@@ -250,7 +264,9 @@ export class DeliveryHub {
   takeParked(): FiredRunRow[] {
     const out: FiredRunRow[] = [];
     for (const q of this.ready.values()) out.push(...q.values());
+    out.push(...this.renewRetrying.values());
     this.ready.clear();
+    this.renewRetrying.clear();
     this.readyCount = 0;
     return out;
   }
@@ -284,6 +300,11 @@ export class DeliveryHub {
         this.readyCount--;
         return { told: false, parked: run };
       }
+    }
+    const retrying = this.renewRetrying.get(runId);
+    if (retrying) {
+      this.renewRetrying.delete(runId);
+      return { told: false, parked: retrying };
     }
     return { told: false, parked: null };
   }
@@ -368,6 +389,7 @@ export class DeliveryHub {
   /** Removes any older copy of the run; returns the streams whose credit that freed. */
   private forget(runId: number): StreamState[] {
     for (const q of this.ready.values()) if (q.delete(runId)) this.readyCount--;
+    this.renewRetrying.delete(runId);
     const freed: StreamState[] = [];
     for (const st of this.streams.values()) {
       const held = st.inFlight.get(runId);
@@ -478,23 +500,26 @@ export class DeliveryHub {
   }
 
   /**
-   * The queue gained a bound on runs in flight: its deliveries in flight
-   * without a permit (handed out while it had none) take one, so they count
-   * against the new bound — else the bound let that many more out. A
-   * delivery settled meanwhile gives its permit straight back.
+   * The queue gained a bound on runs in flight: each of its deliveries in
+   * flight takes an in-flight permit, so they count against the new bound —
+   * else the bound let that many more out. Every one, `permit` or not: under
+   * a rate-only limit a delivery holds a rate token but no in-flight permit
+   * (taking one for a run that holds it already is a no-op). A delivery
+   * settled meanwhile gives its permit straight back.
    */
   adoptInFlight(queue: string): void {
     const gate = this.gate;
     if (!gate) return;
     for (const st of this.streams.values())
       for (const d of st.inFlight.values()) {
-        if (d.queue !== queue || d.permit) continue;
+        if (d.queue !== queue) continue;
         const now = this.wallNow();
         void gate.adopt(queue, d.runId, now, now + PERMIT_MAX_MS).then(
           (ok) => {
             if (!ok) return;
-            if (st.inFlight.get(d.runId) === d) d.permit = true;
-            else gate.release(queue, d.runId);
+            if (this.streams.get(st.sink.id) === st && st.inFlight.get(d.runId) === d) d.permit = true;
+            // Settled meanwhile: give it back, unless the run is out again (its permit is that delivery's now).
+            else if (![...this.streams.values()].some((o) => o.inFlight.has(d.runId))) gate.release(queue, d.runId);
           },
           () => undefined, // the permit store is away: this delivery stays uncounted
         );
@@ -541,10 +566,20 @@ export class DeliveryHub {
         giveBack(); // (its permit too: else a limited queue's permit stays taken until it lapses, an hour)
         this.pumpFor(st);
       },
-      // Postgres unreachable: hand it out under the claim's lease; at-least-once still holds.
+      // Postgres unreachable: the run waits and tries again. Handed out under the claim's lease (long run out
+      // for a run parked that long), the reaper would hand it out again once Postgres is back, under a worker
+      // still holding it.
       () => {
         this.forgetRenewal(run.id, identity);
-        if (current()) handOut(null);
+        if (!current()) return;
+        giveBack();
+        this.pumpFor(st);
+        this.renewRetrying.set(run.id, run);
+        setTimeout(() => {
+          if (this.renewRetrying.get(run.id) !== run) return;
+          this.renewRetrying.delete(run.id);
+          this.deliver(run);
+        }, RENEW_RETRY_MS).unref();
       },
     );
     this.renewing.set(run.id, { identity, run, done });

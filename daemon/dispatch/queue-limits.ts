@@ -29,6 +29,7 @@ import {
   LIST_QUEUE_LIMITS,
   PERMIT_HOLDERS,
   RELEASE_PERMIT,
+  RELEASE_PERMITS,
   SET_QUEUE_LIMITS,
   STALE_PERMIT_HOLDERS,
   type QueueLimitsRow,
@@ -49,12 +50,16 @@ export interface PermitStore {
   /** Takes a permit for `runId` (held until `untilMs` at most), or says why not. */
   acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<true | Refusal>;
   release(queue: string, runId: number): Promise<void>;
+  /** Gives back the permits of these runs, in one call. */
+  releaseAll(queue: string, runIds: readonly number[]): Promise<void>;
   /** The runs holding the queue's permits. */
   holders(queue: string): Promise<number[]>;
 }
 
 /** A permit whose run is no longer fired is given back within this long. */
 export const PERMIT_SWEEP_MS = 2_000;
+/** Permit holders looked up in Postgres per statement. */
+const SWEEP_CHUNK = 10_000;
 /** A limit with no bound on in-flight runs for a permit taken whatever the count (a run already in flight). */
 const UNBOUNDED: QueueLimit = { maxInFlight: 0x7fff_ffff, maxPerSecond: 0 };
 
@@ -98,6 +103,10 @@ export class RedisPermits implements PermitStore {
     await this.redis.zrem(this.inFlightKey(queue), String(runId));
   }
 
+  async releaseAll(queue: string, runIds: readonly number[]): Promise<void> {
+    if (runIds.length > 0) await this.redis.zrem(this.inFlightKey(queue), ...runIds.map(String));
+  }
+
   async holders(queue: string): Promise<number[]> {
     return (await this.redis.zrange(this.inFlightKey(queue), 0, -1)).map(Number);
   }
@@ -121,6 +130,10 @@ export class PostgresPermits implements PermitStore {
 
   async release(queue: string, runId: number): Promise<void> {
     await query(this.db, RELEASE_PERMIT, [queue, runId]);
+  }
+
+  async releaseAll(queue: string, runIds: readonly number[]): Promise<void> {
+    if (runIds.length > 0) await query(this.db, RELEASE_PERMITS, [queue, plainArray(runIds)]);
   }
 
   async holders(queue: string): Promise<number[]> {
@@ -153,6 +166,11 @@ export class LocalPermits implements PermitStore {
 
   release(queue: string, runId: number): Promise<void> {
     this.inFlight.get(queue)?.delete(runId);
+    return Promise.resolve();
+  }
+
+  releaseAll(queue: string, runIds: readonly number[]): Promise<void> {
+    for (const id of runIds) this.inFlight.get(queue)?.delete(id);
     return Promise.resolve();
   }
 
@@ -222,7 +240,7 @@ export class QueueLimitsCache {
  */
 export class PermitSweeper {
   private timer: NodeJS.Timeout | null = null;
-  private running = false;
+  private running: Promise<unknown> | null = null;
 
   constructor(
     private readonly db: Db,
@@ -235,17 +253,18 @@ export class PermitSweeper {
   start(): void {
     this.timer = setInterval(() => {
       if (this.running) return;
-      this.running = true;
-      this.sweep()
+      this.running = this.sweep()
         .catch((err: unknown) => this.log.warn({ err: String(err) }, 'could not sweep queue permits; trying again'))
-        .finally(() => (this.running = false));
+        .finally(() => (this.running = null));
     }, this.everyMs);
     this.timer.unref();
   }
 
-  stop(): void {
+  /** Stops sweeping; resolves once a pass under way is over (before the pools close). */
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    await this.running;
   }
 
   /** One pass over every queue with a bound on runs in flight; returns how many permits it gave back. */
@@ -254,10 +273,11 @@ export class PermitSweeper {
     for (const [queue, limit] of [...this.cache.entries()]) {
       if (limit.maxInFlight <= 0) continue;
       const holders = await this.permits.holders(queue);
-      if (holders.length === 0) continue;
-      const { rows } = await query<{ id: number }>(this.db, STALE_PERMIT_HOLDERS, [plainArray(holders)]);
-      for (const { id } of rows) await this.permits.release(queue, id);
-      freed += rows.length;
+      for (let i = 0; i < holders.length; i += SWEEP_CHUNK) {
+        const { rows } = await query<{ id: number }>(this.db, STALE_PERMIT_HOLDERS, [plainArray(holders.slice(i, i + SWEEP_CHUNK))]);
+        await this.permits.releaseAll(queue, rows.map((r) => r.id));
+        freed += rows.length;
+      }
     }
     return freed;
   }

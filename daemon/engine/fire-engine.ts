@@ -336,8 +336,8 @@ export class FireEngine {
     this.lane.stop();
     this.gate.stop();
     this.queueLimits.stop();
-    this.permitSweeper.stop();
     if (this.handOffTimer) clearInterval(this.handOffTimer);
+    await this.permitSweeper.stop();
     await this.loader.stop();
     await this.materialiser.stop();
     await this.workflowRepair.stop();
@@ -356,7 +356,10 @@ export class FireEngine {
   /**
    * A shard was lost or released: forget its window. Runs already claimed
    * under our fence (in the gate, or parked for credit) are still delivered:
-   * the new owner sees them as fired and will not fire them again.
+   * the new owner sees them as fired and will not fire them again until
+   * their lease runs out. One parked here past its lease the new owner's
+   * reaper hands out again at once (only this daemon's reaper leaves it
+   * alone); this copy's lease restart then finds it superseded, and drops it.
    */
   removeShard(shard: number): void {
     this.loader.removeShard(shard);

@@ -134,7 +134,7 @@ export class SchedulingService {
       const { job, runs } = await this.getJob(jobId);
       const last = runs.at(-1);
       // Only a one-shot job's run moves: say why another kind's scheduled run does not.
-      if (last?.origin === 'workflow') throw failedPrecondition(`job ${jobId} is a workflow step: its run is started by its workflow and cannot be moved`);
+      if (runs.some((r) => r.origin === 'workflow')) throw failedPrecondition(`job ${jobId} is a workflow step: its run is started by its workflow and cannot be moved`);
       if (job.kind !== 'once') throw failedPrecondition(`job ${jobId} is recurring: its runs follow its rule (UpdateJob changes it)`);
       throw failedPrecondition(`job ${jobId} has no scheduled run to move (job is ${job.status}, last run is ${last?.status ?? 'missing'})`);
     }

@@ -441,7 +441,7 @@ describe('workflows', () => {
       [{ name: 'r', steps: [{ name: 'x', queue: QUEUE, retry: { maxAttempts: 500 } }] }, /^inline\.steps\[0\]\.retry\.max_attempts: /],
       [{ name: 'empty', steps: [] }, /^inline\.steps: must hold at least one step$/],
       [{ name: 'bad name!', steps: [{ name: 'x', queue: QUEUE }] }, /^inline\.name: /],
-      [definition('bad', { a: [] }, { maxInFlight: -1 }), /^inline\.max_in_flight: /],
+      [definition('bad', { a: [] }, { maxInFlight: 1_000_001 }), /^inline\.max_in_flight: /],
     ];
     for (const [def, message] of cases) {
       const err = await grpcError(client.startWorkflow({ definition: def }));
@@ -450,6 +450,8 @@ describe('workflows', () => {
       const put = await grpcError(client.putWorkflow(def));
       expect(put.code).toBe(INVALID_ARGUMENT);
     }
+    // A negative max_in_flight would wrap on the wire (uint32): the client refuses it before the call.
+    await expect(client.startWorkflow({ definition: definition('bad', { a: [] }, { maxInFlight: -1 }) })).rejects.toThrow(/^maxInFlight: /);
     expect((await grpcError(client.getWorkflowRun('not-a-uuid'))).code).toBe(INVALID_ARGUMENT);
     // A recurring start of an inline definition (the library has no such shape: raw gRPC).
     const raw = new (timelaneV1().Workflows)((daemon as DaemonProcess).address, grpc.credentials.createInsecure());

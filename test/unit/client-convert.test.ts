@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { scheduleRequest } from '../../clients/typescript/src/convert.js';
-import { definitionToWire } from '../../clients/typescript/src/workflow-convert.js';
+import { definitionToWire, startRequest } from '../../clients/typescript/src/workflow-convert.js';
 import { createWorker, TimelaneClient, type ScheduleInput, type WorkflowDefinitionInput } from '@timelane/client';
 
 /** An input as an untyped caller (or a parsed file) may give it. */
@@ -53,6 +53,12 @@ describe('definitionToWire', () => {
     expect(() => definitionToWire(loose({ name: 'wf', steps: [null] }))).toThrow(/^steps\[0\]: must be an object/);
   });
 
+  it('a start whose version or max_in_flight would wrap is refused', () => {
+    expect(() => startRequest({ workflow: 'wf', version: 4_294_967_297 })).toThrow(/^version: /);
+    expect(() => startRequest({ workflow: 'wf', maxInFlight: 4_294_967_297 })).toThrow(/^maxInFlight: /);
+    expect(startRequest({ workflow: 'wf', version: 3, maxInFlight: 2 })).toMatchObject({ ref: { name: 'wf', version: 3 }, maxInFlight: 2 });
+  });
+
   it('a well-formed step converts as written', () => {
     const wire = definitionToWire(def({ after: ['a'], delivery: 'at_most_once', priority: 2, leaseMs: 1_000, retry: { maxAttempts: 3 } }));
     expect(wire.steps?.[1]).toMatchObject({ name: 'b', after: ['a'], delivery: 'AT_MOST_ONCE', priority: 2, leaseMs: 1_000, retry: { maxAttempts: 3 } });
@@ -66,6 +72,8 @@ describe('TimelaneClient', () => {
     const client = new TimelaneClient('127.0.0.1:1'); // nothing listens: a call made would fail UNAVAILABLE, not RangeError
     try {
       await expect(client.moveShard(4_294_967_311, 'm2')).rejects.toThrow(/^shard: must be a whole number from 0 to 4294967295 \(got 4294967311\)/);
+      await expect(client.moveShard(undefined as unknown as number, 'm2')).rejects.toThrow(/^shard: is required/); // not shard 0
+      await expect(client.setQueueLimits({ queue: 'q', maxPerSecond: 5 } as unknown as Parameters<TimelaneClient['setQueueLimits']>[0])).rejects.toThrow(/^maxInFlight: is required/);
       await expect(client.listRuns({ pageSize: 4_294_967_297 })).rejects.toThrow(/^pageSize: /);
       await expect(client.listRuns({ pageSize: -1 })).rejects.toThrow(/^pageSize: /);
       await expect(client.updateJob('00000000-0000-4000-8000-000000000000', { priority: 2 ** 31 })).rejects.toThrow(/^priority: /);
@@ -78,7 +86,11 @@ describe('TimelaneClient', () => {
 describe('createWorker', () => {
   // Why: the daemon refuses such a subscription, and the worker reconnected to it for ever (`timelane worker --queue 'a b'` hung).
   it('refuses a queue name the daemon would refuse, before connecting', () => {
-    for (const q of ['a b', '', 'x'.repeat(129), '*'])
-      expect(() => createWorker({ address: '127.0.0.1:1', queues: ['ok', q], handler: () => undefined }), q).toThrow(/^queues\[1\]: must be 1\.\.128 chars/);
+    const worker = (queues: string[]) => createWorker({ address: '127.0.0.1:1', queues, handler: () => undefined });
+    for (const q of ['a b', '', 'x'.repeat(129), '*', 'billing/', 'bad ns/q', 'timelane:workflow-start'])
+      expect(() => worker(['ok', q]), q).toThrow(/^queues\[1\]: /);
+    expect(() => worker(Array.from({ length: 65 }, (_, i) => `q${i}`))).toThrow(/^queues: give 1\.\.64 queues/);
+    // What the daemon takes: a plain name, and (an admin's) namespace/queue.
+    for (const q of ['orders', 'billing/invoices', 'a.b:c-d_e']) void worker([q]).close(0);
   });
 });

@@ -279,6 +279,26 @@ describe('DeliveryHub', () => {
     expect(ids(w)).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it('a queue whose rate-only limit gains a bound counts the runs in flight (they hold rate tokens, not in-flight permits)', async () => {
+    const { gate, permits, limit } = limitedQueue(0);
+    limit.maxPerSecond = 1_000;
+    const hub = new DeliveryHub(undefined, undefined, Date.now, gate);
+    const w = sink(10);
+    hub.register(w);
+    for (let i = 1; i <= 3; i++) hub.deliver(run(i));
+    for (let i = 0; i < 100 && ids(w).length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(ids(w)).toEqual([1, 2, 3]);
+    expect(await permits.holders('q')).toEqual([]); // rate tokens only
+    limit.maxInFlight = 2;
+    hub.adoptInFlight('q');
+    for (let i = 0; i < 100 && (await permits.holders('q')).length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    expect((await permits.holders('q')).sort()).toEqual([1, 2, 3]);
+    hub.deliver(run(4));
+    hub.settle(w.id, 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(ids(w)).toEqual([1, 2, 3]); // 2 in flight: at the bound
+  });
+
   it('credit freed on a stream of several queues goes to each queue in turn: one kept full does not starve the others', () => {
     const hub = new DeliveryHub();
     const w = sink(1, ['a', 'b']);

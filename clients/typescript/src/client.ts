@@ -377,10 +377,9 @@ export class TimelaneClient {
    * or shard.
    */
   async moveShard(shard: number, toMember: string, opts: MoveShardOptions = {}): Promise<MoveShardResult> {
-    wholeNumber('shard', shard);
+    const req = { shard: uint32('shard', shard), toMember, timeoutMs: waitMs('timeoutMs', opts.timeoutMs) };
     if (!toMember) throw new TypeError('toMember: is required');
-    const timeoutMs = waitMs('timeoutMs', opts.timeoutMs);
-    const req = { shard, toMember, timeoutMs };
+    const timeoutMs = req.timeoutMs;
     const res = await this.call<MoveShardOut>((o, cb) => this.admin.moveShard(req, o, cb), opsDeadline(timeoutMs, 10_000));
     return { move: shardMoveInfo(res.move), handoffMs: Number(res.handoffMs) };
   }

@@ -77,8 +77,9 @@ function wholeNonNegative(field: string, value: number): number {
   return value;
 }
 
-/** A uint32 field: protobufjs would wrap anything outside 0..2^32-1 silently. */
+/** A required uint32 field: protobufjs would wrap anything outside 0..2^32-1 silently, and send nothing as 0. */
 export function uint32(field: string, value: number): number {
+  if (value === undefined || value === null) throw new RangeError(`${field}: is required`);
   return wholeNumber(field, value, 'uint32');
 }
 

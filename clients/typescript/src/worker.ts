@@ -270,18 +270,33 @@ class DiscoveryLoop {
   }
 }
 
-/** A queue name, as the daemon checks it (daemon/grpc/validate.ts, QUEUE_RE). */
+/** A queue name and a namespace, as the daemon checks them (daemon/grpc/validate.ts, QUEUE_RE and NAMESPACE_RE). */
 const QUEUE_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+const NAMESPACE_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+/** Most queues one subscription names (the daemon's bound). */
+const MAX_QUEUES = 64;
+/** The daemon's own queue (its recurring workflow starts): a worker may not take from it. */
+const RESERVED_QUEUE = 'timelane:workflow-start';
+
+/** A queue a worker may subscribe to, as the daemon judges it: `queue`, or `ns/queue` (an admin's view of a namespace). */
+function subscribableQueue(field: string, q: string): void {
+  const bad = (why: string): never => {
+    throw new TypeError(`${field}: ${why} (got ${JSON.stringify(q)})`);
+  };
+  if (typeof q !== 'string') bad('must be a queue name');
+  const slash = q.indexOf('/');
+  if (slash >= 0 && !NAMESPACE_RE.test(q.slice(0, slash))) bad('the part before "/" must be a namespace (1..64 chars of [A-Za-z0-9_.-])');
+  if (!QUEUE_RE.test(q.slice(slash + 1))) bad('must be 1..128 chars of [A-Za-z0-9_.:-], after an optional "namespace/"');
+  if (q === RESERVED_QUEUE) bad('is reserved: the daemon runs its recurring workflow starts there');
+}
 
 function validate(options: WorkerOptions): string[] {
   const raw = options.address ?? DEFAULT_ADDRESS;
   const addresses = [...new Set((Array.isArray(raw) ? raw : [raw]).map((a) => a.trim()).filter(Boolean))];
   if (addresses.length === 0) throw new TypeError('address: give at least one address');
-  if (options.queues.length === 0) throw new TypeError('queues: give at least one queue');
+  if (options.queues.length === 0 || options.queues.length > MAX_QUEUES) throw new TypeError(`queues: give 1..${MAX_QUEUES} queues (got ${options.queues.length})`);
   // Refused here: the daemon refuses the subscription, and a worker reconnecting to it would retry for ever.
-  options.queues.forEach((q, i) => {
-    if (typeof q !== 'string' || !QUEUE_RE.test(q)) throw new TypeError(`queues[${i}]: must be 1..128 chars of [A-Za-z0-9_.:-] (got ${JSON.stringify(q)})`);
-  });
+  options.queues.forEach((q, i) => subscribableQueue(`queues[${i}]`, q));
   const c = options.concurrency ?? 10;
   if (!Number.isInteger(c) || c < 1 || c > 10_000) throw new RangeError('concurrency: must be an integer in 1..10000');
   const hb = options.heartbeatEveryMs;

@@ -93,17 +93,17 @@ function triggerToWire(t: StepTriggerName | undefined, i: number): StepTrigger {
 
 export function startRequest(input: StartWorkflowInput): StartWorkflowRequest {
   if ((input.definition === undefined) === (input.workflow === undefined)) throw new TypeError('definition, workflow: give exactly one');
-  const def = input.definition ? { inline: definitionToWire(input.definition) } : { ref: { name: input.workflow, version: input.version ?? 0 } };
-  return { namespace: input.namespace ?? '', ...def, ...whenFields(input.at, input.delayMs), maxInFlight: input.maxInFlight ?? 0, dedupeKey: input.dedupeKey ?? '' };
+  const def = input.definition ? { inline: definitionToWire(input.definition) } : { ref: { name: input.workflow, version: wholeNumber('version', input.version) } };
+  return { namespace: input.namespace ?? '', ...def, ...whenFields(input.at, input.delayMs), maxInFlight: wholeNumber('maxInFlight', input.maxInFlight), dedupeKey: input.dedupeKey ?? '' };
 }
 
 export function scheduleRequest(input: ScheduleWorkflowInput): StartWorkflowRequest {
   if (!input.workflow) throw new TypeError('workflow: a stored definition is required for a recurring start');
   return {
     namespace: input.namespace ?? '',
-    ref: { name: input.workflow, version: input.version ?? 0 },
+    ref: { name: input.workflow, version: wholeNumber('version', input.version) },
     recurrence: recurrenceToWire(input.recurrence),
-    maxInFlight: input.maxInFlight ?? 0,
+    maxInFlight: wholeNumber('maxInFlight', input.maxInFlight),
   };
 }
 

@@ -57,6 +57,9 @@ SELECT v FROM verdict`;
 /** releasePermit — a delivery settled. $1 queue, $2 run id. */
 export const RELEASE_PERMIT = `DELETE FROM queue_permits WHERE queue = $1 AND run_id = $2`;
 
+/** releasePermits — permits of runs no longer fired (the sweeper). $1 queue, $2 run ids int8[]. */
+export const RELEASE_PERMITS = `DELETE FROM queue_permits WHERE queue = $1 AND run_id = ANY($2::int8[])`;
+
 /** permitHolders — the runs holding a queue's permits (lapsed or not). $1 queue. */
 export const PERMIT_HOLDERS = `SELECT run_id FROM queue_permits WHERE queue = $1`;
 
