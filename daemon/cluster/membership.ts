@@ -109,7 +109,8 @@ export class MembershipStore {
         gone.push(id);
         return;
       }
-      const rec = JSON.parse(r) as MemberRecord;
+      const rec = memberRecordOf(id, r);
+      if (!rec) return; // unreadable (another version's, or not ours): not a member we can plan with
       out.push(rec);
       if (rec.aliveTtlMs !== undefined && got[ids.length + i] === null) suspects.add(rec.id);
     });
@@ -176,4 +177,32 @@ export class MembershipStore {
     }
     await this.publish(CHANGED);
   }
+}
+
+/**
+ * A member record as read from Redis, with every field the assignment reads
+ * given a value: a record written by another version (or by hand) with a
+ * field missing made every ListShards answer INTERNAL. Null when it is not
+ * a record of this member at all.
+ */
+export function memberRecordOf(id: string, raw: string): MemberRecord | null {
+  let v: Partial<Record<keyof MemberRecord, unknown>>;
+  try {
+    v = JSON.parse(raw) as typeof v;
+  } catch {
+    return null;
+  }
+  if (!v || typeof v !== 'object' || v.id !== id) return null;
+  const num = (x: unknown): number => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
+  return {
+    id,
+    address: typeof v.address === 'string' ? v.address : '',
+    startedAtMs: num(v.startedAtMs),
+    lastSeenMs: num(v.lastSeenMs),
+    ownedShards: num(v.ownedShards),
+    pinned: Array.isArray(v.pinned) ? v.pinned.filter((s): s is number => Number.isInteger(s)) : [],
+    adoptOrphans: v.adoptOrphans === true,
+    standby: v.standby === true,
+    ...(typeof v.aliveTtlMs === 'number' ? { aliveTtlMs: v.aliveTtlMs } : {}),
+  };
 }
