@@ -5,8 +5,10 @@
  * Owns: the open streams, each stream's in-flight deliveries, and per queue
  * a ready queue of claimed runs waiting for credit (best first: priority,
  * then due time; ready-queue.ts). A run is in exactly one
- * place: ready (claimed, not sent) or in flight on one stream. A redelivery
- * of a run replaces any older copy (it carries the newer delivery identity).
+ * place: ready (claimed, not sent), in flight on one stream (its lease maybe
+ * restarting before the send), or waiting to try a failed lease restart
+ * again. A redelivery of a run replaces any older copy (it carries the newer
+ * delivery identity).
  *
  * A stream that closes leaves its deliveries unanswered; the caller expires
  * their leases so the redelivery reaper hands them out again at once. A
@@ -20,7 +22,9 @@
  * delivery still being current) before it is sent, holding the stream's
  * credit meanwhile. Otherwise a run parked
  * longer than its lease reaches the worker already expired, and the reaper
- * hands it out again while the worker is working on it.
+ * hands it out again while the worker is working on it. The reaper of this
+ * daemon leaves the runs held here unsent alone (unsentIds): their lease
+ * runs out in Postgres while they wait, and restarts at the hand-out.
  */
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { KnownHandOff } from '../run-ref.js';
@@ -321,10 +325,7 @@ export class DeliveryHub {
     const st = this.gate?.limitOf(run.queue) ? undefined : this.pick(run.queue);
     if (st) this.send(st, run);
     else {
-      let q = this.ready.get(run.queue);
-      if (!q) this.ready.set(run.queue, (q = new ReadyQueue()));
-      q.set(run);
-      this.readyCount++;
+      this.park(run);
       if (this.gate?.limitOf(run.queue)) this.pump(run.queue);
     }
     // The superseded copy's stream has credit again: runs parked on its other queues may go now.
@@ -384,6 +385,14 @@ export class DeliveryHub {
       if (held && held.deliveries > run.deliveries) return true;
     }
     return false;
+  }
+
+  /** Puts a run in its queue's ready queue (no copy of it is held here). */
+  private park(run: FiredRunRow): void {
+    let q = this.ready.get(run.queue);
+    if (!q) this.ready.set(run.queue, (q = new ReadyQueue()));
+    q.set(run);
+    this.readyCount++;
   }
 
   /** Removes any older copy of the run; returns the streams whose credit that freed. */
@@ -544,8 +553,8 @@ export class DeliveryHub {
       st.inFlight.delete(run.id);
       this.releasePermit(identity);
     };
-    const handOut = (leaseExpiresAtMs: number | null): void => {
-      const out = leaseExpiresAtMs === null ? run : { ...run, lease_expires_at_ms: leaseExpiresAtMs };
+    const handOut = (leaseExpiresAtMs: number): void => {
+      const out = { ...run, lease_expires_at_ms: leaseExpiresAtMs };
       if (st.drained) {
         // Its worker is closing: the run goes to another stream, or waits for one.
         giveBack();
@@ -578,7 +587,11 @@ export class DeliveryHub {
         setTimeout(() => {
           if (this.renewRetrying.get(run.id) !== run) return;
           this.renewRetrying.delete(run.id);
-          this.deliver(run);
+          // Parked again, not deliver()ed: deliver() sends a run as it is, and its lease must restart first.
+          if (this.holdsNewer(run)) return;
+          for (const f of this.forget(run.id)) this.pumpFor(f);
+          this.park(run);
+          this.pump(run.queue);
         }, RENEW_RETRY_MS).unref();
       },
     );

@@ -299,6 +299,28 @@ describe('DeliveryHub', () => {
     expect(ids(w)).toEqual([1, 2, 3]); // 2 in flight: at the bound
   });
 
+  // Why: a failed lease restart (Postgres away) handed the run out under its claim's lease, long run out for a
+  // run parked that long: the reaper, once Postgres was back, handed it out again under a worker holding it.
+  it('a run whose lease restart fails waits and tries again, never handed out under its expired lease', async () => {
+    let fail = true;
+    const renewed = Date.now() + 60_000;
+    const hub = new DeliveryHub(undefined, async () => {
+      if (fail) throw new Error('Postgres away');
+      return renewed;
+    });
+    const now = Date.now();
+    hub.deliver(run(1, { claimed_at_ms: now - 50_000, lease_expires_at_ms: now - 1_000 })); // parked past its lease
+    const w = sink(5);
+    hub.register(w);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(ids(w)).toEqual([]);
+    expect(hub.unsentIds()).toEqual([1]); // the reaper leaves it alone meanwhile
+    fail = false;
+    for (let i = 0; i < 100 && ids(w).length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(w.got.map((r) => [r.id, r.lease_expires_at_ms])).toEqual([[1, renewed]]);
+    expect(hub.unsentIds()).toEqual([]);
+  });
+
   it('credit freed on a stream of several queues goes to each queue in turn: one kept full does not starve the others', () => {
     const hub = new DeliveryHub();
     const w = sink(1, ['a', 'b']);
