@@ -94,6 +94,8 @@ describe('cancel while running', () => {
     expect(await waitUntil(() => seen.has(run.id), 5_000)).toBe(true);
     const res = await client.cancelJob(job.id);
     expect(res.job.status).toBe('cancelled');
+    // Running: its worker is asked to stop it (the client dropped this count).
+    expect({ cancelled: res.runsCancelled, cancelling: res.runsCancelling }).toEqual({ cancelled: 0, cancelling: 1 });
     expect(await waitUntil(() => aborted.has(run.id), 5_000)).toBe(true);
     expect(aborted.get(run.id)).toBeInstanceOf(CancelledError);
     expect(await waitUntil(async () => (await client.getRun(run.id)).status === 'cancelled', 5_000)).toBe(true);
@@ -118,6 +120,64 @@ describe('checkpoints', () => {
     expect(seen.get(run.id)![0].checkpoint.length).toBe(0);
     expect(retry!.checkpoint.toString()).toBe('row=500');
     expect(retry!.progress).toBeCloseTo(0.5);
+  });
+});
+
+describe('heartbeats (a worker with heartbeatEveryMs)', () => {
+  /** What each handler saw, by run id: the heartbeat's error, and the attempt. */
+  const beats = new Map<string, { err?: unknown; attempt: number }>();
+  beforeAll(() => {
+    const w = createWorker({
+      address: daemon!.address,
+      queues: ['beats'],
+      concurrency: 5,
+      heartbeatEveryMs: 50,
+      handler: async (run, ctx) => {
+        const kind = (JSON.parse(run.payload.toString()) as { kind: string }).kind;
+        const entry: { err?: unknown; attempt: number } = { attempt: run.attempt };
+        beats.set(run.runId, entry);
+        if (kind === 'percent') {
+          try {
+            ctx.heartbeat(50); // a percentage by mistake
+          } catch (err) {
+            entry.err = err;
+          }
+          await new Promise((r) => setTimeout(r, 200)); // timed heartbeats go on, and must still extend the lease
+        } else if (kind === 'resume') {
+          if (run.attempt === 1) {
+            ctx.heartbeat(0.3, Buffer.from('row-300'));
+            await new Promise((r) => setTimeout(r, 100));
+            throw new Error('resume: lost connection');
+          }
+          await new Promise((r) => setTimeout(r, 300)); // timed heartbeats only
+        }
+      },
+    });
+    workers.push(track(w, 'beats worker'));
+  });
+
+  // Why: ctx.heartbeat(50) was sent as is: the daemon refused it and every timed heartbeat after it (they resent
+  // the stored 50), so the lease was never extended and the run was handed out again and again (a hunt: 9 deliveries).
+  it('a progress outside 0..1 throws at the call, and the timed heartbeats go on', async () => {
+    const { run } = await client.schedule({ queue: 'beats', payload: { kind: 'percent' }, leaseMs: 1_000 });
+    expect(await waitUntil(async () => (await client.getRun(run.id)).status === 'completed', 10_000)).toBe(true);
+    expect(beats.get(run.id)?.err).toBeInstanceOf(RangeError);
+    expect(String(beats.get(run.id)?.err)).toMatch(/progress: must be between 0 and 1 \(got 50\)/);
+  });
+
+  // Why: the timed heartbeats of a retry sent progress 0 until its handler reported one, wiping the 0.3 it resumed from.
+  it('a retry resumed from a progress keeps it through its timed heartbeats', async () => {
+    const { job } = await client.schedule({ queue: 'beats', payload: { kind: 'resume' }, retry: { initialBackoffMs: 50, maxBackoffMs: 50 } });
+    let retryId = '';
+    expect(
+      await waitUntil(async () => {
+        const { runs } = await client.getJob(job.id);
+        const retry = runs.find((r) => r.attempt === 2 && r.status === 'completed');
+        retryId = retry?.id ?? '';
+        return retry !== undefined;
+      }, 10_000),
+    ).toBe(true);
+    expect((await client.getRun(retryId)).progress).toBeCloseTo(0.3);
   });
 });
 

@@ -312,6 +312,17 @@ describe('workflows', () => {
     for (const step of got.steps) expect(step.output?.equals(Buffer.alloc(OUTPUT, Number(step.name.slice(1)))), step.name).toBe(true);
   });
 
+  // Why: a step output that cannot be serialised (a BigInt) failed retryably: the step, its side effects with it,
+  // ran max_attempts times, to fail the same way each time.
+  it('fails a step whose output cannot be serialised at once, not retried', async () => {
+    behaviours.set('bigint', async () => ({ total: 10n }));
+    const started = await client.startWorkflow({ definition: definition('bigint', { only: [] }, {}, { maxAttempts: 3 }) });
+    const done = await waitForState(started.id, ['failed'], 20_000);
+    expect(stateOf(done)).toEqual({ only: 'failed' });
+    expect(deliveriesOf(started.id).get('only')).toHaveLength(1);
+    expect(done.steps[0].error).toMatch(/step output cannot be serialised as JSON/);
+  });
+
   it('keeps at most max_in_flight steps of a run running at once', async () => {
     let active = 0;
     let peak = 0;

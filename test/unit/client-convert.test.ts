@@ -76,6 +76,10 @@ describe('TimelaneClient', () => {
       await expect(client.setQueueLimits({ queue: 'q', maxPerSecond: 5 } as unknown as Parameters<TimelaneClient['setQueueLimits']>[0])).rejects.toThrow(/^maxInFlight: is required/);
       await expect(client.listRuns({ pageSize: 4_294_967_297 })).rejects.toThrow(/^pageSize: /);
       await expect(client.listRuns({ pageSize: -1 })).rejects.toThrow(/^pageSize: /);
+      // An invalid instant is 0 on the wire, which means "no bound": a bounded replay replayed every dead run.
+      await expect(client.listDeadRuns({ queue: 'q', since: new Date('not a date') })).rejects.toThrow(/^since: must be a valid instant/);
+      await expect(client.replayRuns({ filter: { queue: 'q', until: Number.NaN } })).rejects.toThrow(/^until: must be a valid instant/);
+      await expect(client.listDeadRuns({ since: '2026-11-01T00:00:00Z' as unknown as Date })).rejects.toThrow(/^since: /);
       await expect(client.updateJob('00000000-0000-4000-8000-000000000000', { priority: 2 ** 31 })).rejects.toThrow(/^priority: /);
     } finally {
       client.close();
@@ -90,6 +94,9 @@ describe('createWorker', () => {
     for (const q of ['a b', '', 'x'.repeat(129), '*', 'billing/', 'bad ns/q', 'timelane:workflow-start'])
       expect(() => worker(['ok', q]), q).toThrow(/^queues\[1\]: /);
     expect(() => worker(Array.from({ length: 65 }, (_, i) => `q${i}`))).toThrow(/^queues: give 1\.\.64 queues/);
+    // So is a worker id the daemon refuses (it reconnected for ever, handling nothing).
+    for (const workerId of ['x'.repeat(129), 'a\u0000b'])
+      expect(() => createWorker({ address: '127.0.0.1:1', queues: ['ok'], workerId, handler: () => undefined })).toThrow(/^workerId: /);
     // What the daemon takes: a plain name, and (an admin's) namespace/queue.
     for (const q of ['orders', 'billing/invoices', 'a.b:c-d_e']) void worker([q]).close(0);
   });

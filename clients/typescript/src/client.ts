@@ -349,7 +349,7 @@ export class TimelaneClient {
 
   async cancelJob(jobId: string): Promise<CancelResult> {
     const res = await this.call<CancelJobOut>((o, cb) => this.scheduler.cancelJob({ jobId }, o, cb));
-    return { job: jobInfo(res.job), runsCancelled: res.runsCancelled };
+    return { job: jobInfo(res.job), runsCancelled: res.runsCancelled, runsCancelling: res.runsCancelling };
   }
 
   /** Moves a job that has not fired to a new due time (neither at nor delayMs: now). */
@@ -521,12 +521,19 @@ function epochMs(field: string, value: Date | number): number {
 }
 
 function deadRunsRequest(input: Omit<ListDeadRunsInput, 'pageSize' | 'pageToken'> & Pick<ListDeadRunsInput, 'pageSize' | 'pageToken'>): ListDeadRunsRequest {
-  const ms = (v: Date | number | undefined): number => (v === undefined ? 0 : v instanceof Date ? v.getTime() : v);
+  // 0 means "no bound" on the wire: an invalid date (NaN, encoded as 0) or a string would widen the filter
+  // silently — a bounded replay replayed every dead run of the queue.
+  const ms = (field: string, v: Date | number | undefined): number => {
+    if (v === undefined || v === null) return 0;
+    const t = v instanceof Date ? v.getTime() : v;
+    if (typeof t !== 'number' || !Number.isSafeInteger(Math.round(t)) || t <= 0) throw new RangeError(`${field}: must be a valid instant (a Date or epoch ms; got ${String(v)})`);
+    return Math.round(t);
+  };
   return {
     queue: input.queue ?? '',
     jobId: input.jobId ?? '',
-    sinceMs: ms(input.since),
-    untilMs: ms(input.until),
+    sinceMs: ms('since', input.since),
+    untilMs: ms('until', input.until),
     errorContains: input.errorContains ?? '',
     pageSize: wholeNumber('pageSize', input.pageSize),
     pageToken: input.pageToken ?? '',

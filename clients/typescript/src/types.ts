@@ -469,6 +469,8 @@ export interface CancelResult {
   job: JobInfo;
   /** Runs moved from scheduled to cancelled by this call. */
   runsCancelled: number;
+  /** Runs running when it came: their workers were asked to stop them (they end cancelled when they answer, or at their lease's end). */
+  runsCancelling: number;
 }
 
 /** Echoes one delivery of a run in Complete / Fail / Heartbeat. */

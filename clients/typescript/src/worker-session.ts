@@ -55,7 +55,12 @@ import { RunAbort } from './run-abort.js';
 const NO_RUNS_QUEUE = 'timelane:none';
 
 export interface WorkerContext {
-  /** Extends the run's lease (at-least-once) and reports progress (0..1) and a checkpoint (≤ 64 KiB). */
+  /**
+   * Extends the run's lease (at-least-once) and reports progress (0..1) and a
+   * checkpoint (≤ 64 KiB). Throws a RangeError (sending nothing) for a
+   * progress outside 0..1 or a larger checkpoint: the daemon would refuse the
+   * heartbeat and extend nothing.
+   */
   heartbeat(progress?: number, checkpoint?: Buffer): void;
   /**
    * Aborted when the run is cancelled while it runs (CancelJob, or its
@@ -145,6 +150,8 @@ const STABLE_AFTER_MS = 5_000;
 /** gRPC status 14: the daemon is up but could not record the answer (its storage is away). */
 const UNAVAILABLE = 14;
 const MAX_FAIL_MESSAGE = 4096;
+/** The daemon's bound on a heartbeat's checkpoint. */
+const MAX_CHECKPOINT_BYTES = 65_536;
 const FORWARD_MEMORY_MS = 60_000;
 /** An answer acked UNAVAILABLE is sent again after 250 ms, doubling to 4 s: about a minute in all. */
 const ANSWER_RESEND_MS = 250;
@@ -373,8 +380,14 @@ export class WorkerSession {
   private async execute(run: DeliveredRunInfo): Promise<void> {
     const entry: Active = { run, abort: new RunAbort() };
     this.active.add(entry);
-    let progress = 0;
+    // From the run's own progress: a timed heartbeat before the handler reports any must not reset it to 0.
+    let progress = run.progress;
     const heartbeat = (p?: number, checkpoint?: Buffer): void => {
+      // Checked here, where the handler can hear of it: the daemon refuses the heartbeat (so extends no lease),
+      // and a stored bad progress would make every timed heartbeat after it refused too.
+      if (p !== undefined && !(typeof p === 'number' && p >= 0 && p <= 1)) throw new RangeError(`progress: must be between 0 and 1 (got ${String(p)})`);
+      if (checkpoint !== undefined && !Buffer.isBuffer(checkpoint)) throw new TypeError('checkpoint: must be a Buffer');
+      if (checkpoint && checkpoint.length > MAX_CHECKPOINT_BYTES) throw new RangeError(`checkpoint: must be at most ${MAX_CHECKPOINT_BYTES} bytes (got ${checkpoint.length})`);
       if (p !== undefined) progress = p;
       this.send({ heartbeat: { ref: run.ref, progress, checkpoint: checkpoint ?? Buffer.alloc(0) } }, false);
     };
@@ -571,14 +584,27 @@ function failMessage(err: unknown): string {
   return text.length > MAX_FAIL_MESSAGE ? text.slice(0, MAX_FAIL_MESSAGE - 1) + '…' : text;
 }
 
-/** A step handler's result as Complete's output; null for none. Too large ⇒ throws (the run fails, not retryable). */
+/**
+ * A step handler's result as Complete's output; null for none. Too large, or
+ * not serialisable (a BigInt, a cycle, a function) ⇒ throws: the run fails,
+ * not retryable — another attempt would return the same.
+ */
 function outputBytes(result: unknown): Buffer | null {
   if (result === undefined || result === null) return null;
+  let json: string | undefined;
+  if (!Buffer.isBuffer(result) && !(result instanceof Uint8Array) && typeof result !== 'string') {
+    try {
+      json = JSON.stringify(result);
+    } catch (err) {
+      throw Object.assign(new Error(`step output cannot be serialised as JSON: ${err instanceof Error ? err.message : String(err)}`), { retryable: false });
+    }
+    if (json === undefined) throw Object.assign(new Error(`step output cannot be serialised as JSON (a ${typeof result})`), { retryable: false });
+  }
   const b = Buffer.isBuffer(result)
     ? result
     : result instanceof Uint8Array
       ? Buffer.from(result.buffer, result.byteOffset, result.byteLength)
-      : Buffer.from(typeof result === 'string' ? result : JSON.stringify(result), 'utf8');
+      : Buffer.from(typeof result === 'string' ? result : json!, 'utf8');
   if (b.length > MAX_OUTPUT_BYTES) throw Object.assign(new Error(`step output is ${b.length} bytes, over the ${MAX_OUTPUT_BYTES}-byte limit: keep large data in your own storage and return a reference`), { retryable: false });
   return b.length > 0 ? b : null;
 }

@@ -297,6 +297,9 @@ function validate(options: WorkerOptions): string[] {
   if (options.queues.length === 0 || options.queues.length > MAX_QUEUES) throw new TypeError(`queues: give 1..${MAX_QUEUES} queues (got ${options.queues.length})`);
   // Refused here: the daemon refuses the subscription, and a worker reconnecting to it would retry for ever.
   options.queues.forEach((q, i) => subscribableQueue(`queues[${i}]`, q));
+  const id = options.workerId;
+  if (id !== undefined && (typeof id !== 'string' || id.length > 128 || id.includes('\u0000')))
+    throw new TypeError(`workerId: must be a string of at most 128 chars without U+0000 (got ${JSON.stringify(String(id).slice(0, 140))})`);
   const c = options.concurrency ?? 10;
   if (!Number.isInteger(c) || c < 1 || c > 10_000) throw new RangeError('concurrency: must be an integer in 1..10000');
   const hb = options.heartbeatEveryMs;
