@@ -100,6 +100,8 @@ export const ALL_QUEUES = '*';
 interface StreamState {
   sink: WorkerSink;
   inFlight: Map<number, DeliveryIdentity>;
+  /** Credit held by limited queues' permit requests under way (pumpLimited): not free for any other queue. */
+  reserved: number;
   /** Its worker is closing (drain): in no queue's list, its credit counted nowhere. */
   drained: boolean;
   /** Its queues, and which one pumpFor starts from next. */
@@ -206,7 +208,7 @@ export class DeliveryHub {
   }
 
   register(sink: WorkerSink): void {
-    const st: StreamState = { sink, inFlight: new Map(), drained: false, queues: [...sink.queues], nextQueue: 0 };
+    const st: StreamState = { sink, inFlight: new Map(), reserved: 0, drained: false, queues: [...sink.queues], nextQueue: 0 };
     this.streams.set(sink.id, st);
     for (const q of sink.queues) {
       const list = this.byQueue.get(q) ?? [];
@@ -416,7 +418,7 @@ export class DeliveryHub {
     const start = this.cursor.get(queue) ?? 0;
     for (let i = 0; i < list.length; i++) {
       const st = list[(start + i) % list.length];
-      if (st.inFlight.size < st.sink.credit) {
+      if (hasRoom(st)) {
         this.cursor.set(queue, (start + i + 1) % list.length);
         return st;
       }
@@ -485,16 +487,24 @@ export class DeliveryHub {
         const run = q.peek()!;
         const now = this.wallNow();
         let granted: true | Refusal;
+        // The stream's credit is held while the permit is asked for: else another queue of the stream, unlimited,
+        // took it meanwhile every time, and a limited queue below its limit got nothing for as long as the other
+        // had a backlog (a hunt: 22 s).
+        st.reserved++;
         try {
           granted = await gate.acquire(queue, run.id, limit, now, now + PERMIT_MAX_MS);
         } catch {
           granted = 'rate'; // the permit store is away: wait, never exceed the limit
+        } finally {
+          st.reserved--;
         }
+        const listed = this.streams.get(st.sink.id) === st && !st.drained;
         if (granted !== true) {
+          if (listed) this.pumpFor(st); // the credit it held is free again: the stream's other queues may take it
           await new Promise((r) => setTimeout(r, PERMIT_RETRY_MS));
           continue;
         }
-        const target = this.pick(queue);
+        const target = listed && hasRoom(st) ? st : this.pick(queue);
         if (this.ready.get(queue) !== q || q.get(run.id) !== run || !target) {
           gate.release(queue, run.id); // it left meanwhile (redelivered, cancelled), or credit is gone
           continue;
@@ -514,14 +524,15 @@ export class DeliveryHub {
    * else the bound let that many more out. Every one, `permit` or not: under
    * a rate-only limit a delivery holds a rate token but no in-flight permit
    * (taking one for a run that holds it already is a no-op). A delivery
-   * settled meanwhile gives its permit straight back.
+   * settled meanwhile gives its permit straight back. With `only`, just
+   * those runs (the sweeper's: permits the store lost, a Redis restarted empty).
    */
-  adoptInFlight(queue: string): void {
+  adoptInFlight(queue: string, only?: ReadonlySet<number>): void {
     const gate = this.gate;
     if (!gate) return;
     for (const st of this.streams.values())
       for (const d of st.inFlight.values()) {
-        if (d.queue !== queue) continue;
+        if (d.queue !== queue || (only && !only.has(d.runId))) continue;
         const now = this.wallNow();
         void gate.adopt(queue, d.runId, now, now + PERMIT_MAX_MS).then(
           (ok) => {
@@ -533,6 +544,13 @@ export class DeliveryHub {
           () => undefined, // the permit store is away: this delivery stays uncounted
         );
       }
+  }
+
+  /** Runs of `queue` in flight on this daemon's streams (the permit sweeper checks each holds its permit). */
+  inFlightOf(queue: string): number[] {
+    const out: number[] = [];
+    for (const st of this.streams.values()) for (const d of st.inFlight.values()) if (d.queue === queue) out.push(d.runId);
+    return out;
   }
 
   /** Gives a delivery's permit back, whether or not its queue is still limited. */
@@ -601,6 +619,11 @@ export class DeliveryHub {
   private forgetRenewal(runId: number, identity: DeliveryIdentity): void {
     if (this.renewing.get(runId)?.identity === identity) this.renewing.delete(runId);
   }
+}
+
+/** The stream can take one more run: its credit less what it holds and what permit requests hold for it. */
+function hasRoom(st: StreamState): boolean {
+  return st.inFlight.size + st.reserved < st.sink.credit;
 }
 
 function identityOf(run: FiredRunRow, sentAtMs: number, permit: boolean): DeliveryIdentity {

@@ -236,7 +236,8 @@ export class QueueLimitsCache {
  * a run answered through another daemon (its own died holding the permit),
  * or ended at its lease unanswered, is settled on no stream that held its
  * permit, which otherwise lapsed only after PERMIT_MAX_MS (an hour) — a
- * queue whose permits were all held so stopped for that long.
+ * queue whose permits were all held so stopped for that long. And takes
+ * again the permits of this daemon's deliveries that the store lost.
  */
 export class PermitSweeper {
   private timer: NodeJS.Timeout | null = null;
@@ -247,6 +248,12 @@ export class PermitSweeper {
     private readonly cache: QueueLimitsCache,
     private readonly permits: PermitStore,
     private readonly log: Logger,
+    /**
+     * This daemon's deliveries in flight: each must hold its permit. One the
+     * store lost (a Redis restarted empty) takes it again, else the queue
+     * went over its limit by what was in flight.
+     */
+    private readonly local: { inFlightOf(queue: string): number[]; adopt(queue: string, runIds: ReadonlySet<number>): void } | null = null,
     private readonly everyMs = PERMIT_SWEEP_MS,
   ) {}
 
@@ -273,6 +280,11 @@ export class PermitSweeper {
     for (const [queue, limit] of [...this.cache.entries()]) {
       if (limit.maxInFlight <= 0) continue;
       const holders = await this.permits.holders(queue);
+      if (this.local) {
+        const held = new Set(holders);
+        const lost = new Set(this.local.inFlightOf(queue).filter((id) => !held.has(id)));
+        if (lost.size > 0) this.local.adopt(queue, lost);
+      }
       for (let i = 0; i < holders.length; i += SWEEP_CHUNK) {
         const { rows } = await query<{ id: number }>(this.db, STALE_PERMIT_HOLDERS, [plainArray(holders.slice(i, i + SWEEP_CHUNK))]);
         await this.permits.releaseAll(queue, rows.map((r) => r.id));

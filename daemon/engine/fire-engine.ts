@@ -211,7 +211,10 @@ export class FireEngine {
     );
     // 5. The hub hands runs to worker streams within their credit (and their queue's limits).
     this.queueLimits = new QueueLimitsCache(pools.window, log);
-    this.permitSweeper = new PermitSweeper(pools.window, this.queueLimits, opts.permits, log);
+    this.permitSweeper = new PermitSweeper(pools.window, this.queueLimits, opts.permits, log, {
+      inFlightOf: (queue) => this.hub.inFlightOf(queue),
+      adopt: (queue, runIds) => this.hub.adoptInFlight(queue, runIds),
+    });
     // A run that waited for credit gets its lease restarted as it is handed out.
     this.hub = new DeliveryHub(
       undefined,

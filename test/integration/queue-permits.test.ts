@@ -98,5 +98,28 @@ describe('PermitSweeper', () => {
     expect(await permits.acquire(queue, 42, limit, now, now + 3_600_000)).toBe(true); // room again
     await setQueueLimits(db.pool, queue, 0, 0);
   });
+
+  // Why: permits live only in Redis; one restarted empty forgot the deliveries in flight, and the queue went over
+  // its limit by as many (a hunt: 6 in flight against 3).
+  it("takes again the permits the store lost of this daemon's deliveries in flight", async () => {
+    const queue = 'relost';
+    await setQueueLimits(db.pool, queue, 3, 0);
+    const cache = new QueueLimitsCache(db.pool, silentLogger);
+    await cache.refresh();
+    const permits = new RedisPermits(redis, prefix);
+    const now = Date.now();
+    const parts = new DaemonParts({ db: db.pool, shardCount: 1 });
+    const made = await parts.scheduling.schedule(Array.from({ length: 2 }, () => scheduleInput(Date.now() + 3_600_000, { queue })));
+    await parts.stop();
+    const [kept, lost] = made.map((m) => m.run.id);
+    await db.pool.query(`UPDATE runs SET status = 'fired' WHERE id = ANY($1::int8[])`, [[kept, lost]]);
+    expect(await permits.acquire(queue, kept, cache.get(queue)!, now, now + 3_600_000)).toBe(true);
+    // Both in flight here; the store holds only one of them (it lost the other).
+    const adopted: number[][] = [];
+    const local = { inFlightOf: () => [kept, lost], adopt: (_q: string, ids: ReadonlySet<number>) => void adopted.push([...ids]) };
+    await new PermitSweeper(db.pool, cache, permits, silentLogger, local).sweep();
+    expect(adopted).toEqual([[lost]]);
+    await setQueueLimits(db.pool, queue, 0, 0);
+  });
 });
 

@@ -321,6 +321,26 @@ describe('DeliveryHub', () => {
     expect(hub.unsentIds()).toEqual([]);
   });
 
+  // Why: a limited queue's permit request left the stream's credit free while it waited, and the stream's
+  // unlimited queue took it every time: with a backlog there, the limited queue, below its limit, got nothing.
+  it('a limited queue beside a busy unlimited one on the same stream gets its share of the freed credit', async () => {
+    const { gate } = limitedQueue(4);
+    const hub = new DeliveryHub(undefined, undefined, Date.now, gate);
+    const w = sink(2, ['q', 'u']);
+    hub.register(w);
+    for (let i = 1; i <= 20; i++) hub.deliver(run(i, { queue: 'u' }));
+    for (let i = 101; i <= 110; i++) hub.deliver(run(i, { queue: 'q' }));
+    await new Promise((r) => setTimeout(r, 10));
+    // The worker answers its oldest run, one at a time, 12 times.
+    for (let k = 0; k < 12; k++) {
+      const oldest = w.got.find((r) => hub.holds(w.id, r.id))!;
+      hub.settle(w.id, oldest.id);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const limited = w.got.filter((r) => r.queue === 'q').length;
+    expect(limited, `handed out: ${w.got.map((r) => r.queue).join('')}`).toBeGreaterThanOrEqual(4);
+  });
+
   it('credit freed on a stream of several queues goes to each queue in turn: one kept full does not starve the others', () => {
     const hub = new DeliveryHub();
     const w = sink(1, ['a', 'b']);
