@@ -201,7 +201,7 @@ export function memberRecordOf(id: string, raw: string): MemberRecord | null {
     lastSeenMs: num(v.lastSeenMs),
     ownedShards: num(v.ownedShards),
     pinned: Array.isArray(v.pinned) ? v.pinned.filter((s): s is number => Number.isInteger(s)) : [],
-    adoptOrphans: v.adoptOrphans === true,
+    adoptOrphans: v.adoptOrphans === true || v.standby === true, // as members write it: a standby adopts orphans
     standby: v.standby === true,
     ...(typeof v.aliveTtlMs === 'number' ? { aliveTtlMs: v.aliveTtlMs } : {}),
   };

@@ -5,10 +5,9 @@
  * Owns: the open streams, each stream's in-flight deliveries, and per queue
  * a ready queue of claimed runs waiting for credit (best first: priority,
  * then due time; ready-queue.ts). A run is in exactly one
- * place: ready (claimed, not sent), in flight on one stream (its lease maybe
- * restarting before the send), or waiting to try a failed lease restart
- * again. A redelivery of a run replaces any older copy (it carries the newer
- * delivery identity).
+ * place: ready (claimed, not sent), or in flight on one stream (its lease
+ * maybe restarting before the send). A redelivery of a run replaces any
+ * older copy (it carries the newer delivery identity).
  *
  * A stream that closes leaves its deliveries unanswered; the caller expires
  * their leases so the redelivery reaper hands them out again at once. A
@@ -35,8 +34,6 @@ import type { QueueLimit, Refusal } from './queue-limits.js';
 const PERMIT_RETRY_MS = 20;
 /** unsentIds() names parked runs whose lease ends within this long: past a reaper pass, and any skew between our clock and Postgres's. */
 const UNSENT_LEASE_MARGIN_MS = 30_000;
-/** A run whose lease restart failed (Postgres away) is tried again after this long. */
-const RENEW_RETRY_MS = 250;
 /** A permit lapses this long after it was taken unless given back (a daemon died holding it). */
 const PERMIT_MAX_MS = 3_600_000;
 /** room() with no stream, or little credit: claims go on, in batches of at most this many. */
@@ -119,8 +116,6 @@ export class DeliveryHub {
   private readonly permitting = new Set<string>();
   /** Runs holding a stream's credit while their lease restarts (sendRenewed): not sent yet. */
   private readonly renewing = new Map<number, { identity: DeliveryIdentity; run: FiredRunRow; done: Promise<void> }>();
-  /** Runs whose lease restart failed (Postgres away), waiting RENEW_RETRY_MS to be delivered again: not sent. */
-  private readonly renewRetrying = new Map<number, FiredRunRow>();
 
   constructor(
     private readonly onSent?: (run: FiredRunRow) => void,
@@ -262,7 +257,6 @@ export class DeliveryHub {
     for (const q of this.ready.values())
       for (const r of q.values()) if (r.lease_expires_at_ms !== null && r.lease_expires_at_ms < before) out.push(r.id);
     for (const id of this.renewing.keys()) out.push(id);
-    for (const id of this.renewRetrying.keys()) out.push(id);
     return out;
   }
 
@@ -270,9 +264,7 @@ export class DeliveryHub {
   takeParked(): FiredRunRow[] {
     const out: FiredRunRow[] = [];
     for (const q of this.ready.values()) out.push(...q.values());
-    out.push(...this.renewRetrying.values());
     this.ready.clear();
-    this.renewRetrying.clear();
     this.readyCount = 0;
     return out;
   }
@@ -306,11 +298,6 @@ export class DeliveryHub {
         this.readyCount--;
         return { told: false, parked: run };
       }
-    }
-    const retrying = this.renewRetrying.get(runId);
-    if (retrying) {
-      this.renewRetrying.delete(runId);
-      return { told: false, parked: retrying };
     }
     return { told: false, parked: null };
   }
@@ -400,7 +387,6 @@ export class DeliveryHub {
   /** Removes any older copy of the run; returns the streams whose credit that freed. */
   private forget(runId: number): StreamState[] {
     for (const q of this.ready.values()) if (q.delete(runId)) this.readyCount--;
-    this.renewRetrying.delete(runId);
     const freed: StreamState[] = [];
     for (const st of this.streams.values()) {
       const held = st.inFlight.get(runId);
@@ -507,12 +493,16 @@ export class DeliveryHub {
         const target = listed && hasRoom(st) ? st : this.pick(queue);
         if (this.ready.get(queue) !== q || q.get(run.id) !== run || !target) {
           gate.release(queue, run.id); // it left meanwhile (redelivered, cancelled), or credit is gone
+          // The credit held for it is free: runs of the stream's other queues parked meanwhile may go now
+          // (no settle may come to pump them: nothing else is in flight there).
+          if (listed) this.pumpFor(st);
           continue;
         }
         q.delete(run.id);
         this.readyCount--;
         if (this.renewLease && leaseRunDown(run, Date.now())) this.sendRenewed(target, run, true);
         else this.send(target, run, true);
+        if (target !== st && listed) this.pumpFor(st); // (as above: the credit held on st went unused)
       }
     };
     void step().catch(() => this.permitting.delete(queue));
@@ -593,24 +583,15 @@ export class DeliveryHub {
         giveBack(); // (its permit too: else a limited queue's permit stays taken until it lapses, an hour)
         this.pumpFor(st);
       },
-      // Postgres unreachable: the run waits and tries again. Handed out under the claim's lease (long run out
-      // for a run parked that long), the reaper would hand it out again once Postgres is back, under a worker
-      // still holding it.
+      // The restart failed (Postgres away): the run is let go, not sent. Handed out under the claim's lease (long
+      // run out for a run parked that long), the reaper would hand it out again once Postgres is back, under a
+      // worker still holding it. Let go, it is no longer held here (unsentIds), and the reaper hands it out
+      // again once its lease is over and Postgres answers: no worker holds it meanwhile.
       () => {
         this.forgetRenewal(run.id, identity);
         if (!current()) return;
         giveBack();
         this.pumpFor(st);
-        this.renewRetrying.set(run.id, run);
-        setTimeout(() => {
-          if (this.renewRetrying.get(run.id) !== run) return;
-          this.renewRetrying.delete(run.id);
-          // Parked again, not deliver()ed: deliver() sends a run as it is, and its lease must restart first.
-          if (this.holdsNewer(run)) return;
-          for (const f of this.forget(run.id)) this.pumpFor(f);
-          this.park(run);
-          this.pump(run.queue);
-        }, RENEW_RETRY_MS).unref();
       },
     );
     this.renewing.set(run.id, { identity, run, done });

@@ -282,8 +282,14 @@ export class PermitSweeper {
       const holders = await this.permits.holders(queue);
       if (this.local) {
         const held = new Set(holders);
-        const lost = new Set(this.local.inFlightOf(queue).filter((id) => !held.has(id)));
-        if (lost.size > 0) this.local.adopt(queue, lost);
+        const lost = this.local.inFlightOf(queue).filter((id) => !held.has(id));
+        if (lost.length > 0) {
+          // Not a run no longer fired (a copy here superseded, then answered elsewhere): the next pass would give it back.
+          const { rows } = await query<{ id: number }>(this.db, STALE_PERMIT_HOLDERS, [plainArray(lost.slice(0, SWEEP_CHUNK))]);
+          const stale = new Set(rows.map((r) => r.id));
+          const adopt = new Set(lost.slice(0, SWEEP_CHUNK).filter((id) => !stale.has(id)));
+          if (adopt.size > 0) this.local.adopt(queue, adopt);
+        }
       }
       for (let i = 0; i < holders.length; i += SWEEP_CHUNK) {
         const { rows } = await query<{ id: number }>(this.db, STALE_PERMIT_HOLDERS, [plainArray(holders.slice(i, i + SWEEP_CHUNK))]);

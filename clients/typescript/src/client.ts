@@ -526,7 +526,7 @@ function deadRunsRequest(input: Omit<ListDeadRunsInput, 'pageSize' | 'pageToken'
   const ms = (field: string, v: Date | number | undefined): number => {
     if (v === undefined || v === null) return 0;
     const t = v instanceof Date ? v.getTime() : v;
-    if (typeof t !== 'number' || !Number.isSafeInteger(Math.round(t)) || t <= 0) throw new RangeError(`${field}: must be a valid instant (a Date or epoch ms; got ${String(v)})`);
+    if (typeof t !== 'number' || !Number.isSafeInteger(Math.round(t)) || t < 0) throw new RangeError(`${field}: must be a valid instant (a Date or epoch ms; got ${String(v)})`);
     return Math.round(t);
   };
   return {

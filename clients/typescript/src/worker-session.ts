@@ -59,9 +59,10 @@ export interface WorkerContext {
    * Extends the run's lease (at-least-once) and reports progress (0..1) and a
    * checkpoint (≤ 64 KiB). Throws a RangeError (sending nothing) for a
    * progress outside 0..1 or a larger checkpoint: the daemon would refuse the
-   * heartbeat and extend nothing.
+   * heartbeat and extend nothing. (Called from a timer or an event callback,
+   * the throw is uncaught there: check a computed progress first.)
    */
-  heartbeat(progress?: number, checkpoint?: Buffer): void;
+  heartbeat(progress?: number | null, checkpoint?: Buffer | Uint8Array | null): void;
   /**
    * Aborted when the run is cancelled while it runs (CancelJob, or its
    * recurring job's cancel_other policy: the reason is a CancelledError), when
@@ -382,14 +383,15 @@ export class WorkerSession {
     this.active.add(entry);
     // From the run's own progress: a timed heartbeat before the handler reports any must not reset it to 0.
     let progress = run.progress;
-    const heartbeat = (p?: number, checkpoint?: Buffer): void => {
+    const heartbeat = (p?: number | null, checkpoint?: Buffer | Uint8Array | null): void => {
       // Checked here, where the handler can hear of it: the daemon refuses the heartbeat (so extends no lease),
       // and a stored bad progress would make every timed heartbeat after it refused too.
-      if (p !== undefined && !(typeof p === 'number' && p >= 0 && p <= 1)) throw new RangeError(`progress: must be between 0 and 1 (got ${String(p)})`);
-      if (checkpoint !== undefined && !Buffer.isBuffer(checkpoint)) throw new TypeError('checkpoint: must be a Buffer');
+      if (p !== undefined && p !== null && !(typeof p === 'number' && p >= 0 && p <= 1)) throw new RangeError(`progress: must be between 0 and 1 (got ${String(p)})`);
+      if (checkpoint !== undefined && checkpoint !== null && !(checkpoint instanceof Uint8Array)) throw new TypeError('checkpoint: must be a Buffer or Uint8Array');
       if (checkpoint && checkpoint.length > MAX_CHECKPOINT_BYTES) throw new RangeError(`checkpoint: must be at most ${MAX_CHECKPOINT_BYTES} bytes (got ${checkpoint.length})`);
-      if (p !== undefined) progress = p;
-      this.send({ heartbeat: { ref: run.ref, progress, checkpoint: checkpoint ?? Buffer.alloc(0) } }, false);
+      if (p !== undefined && p !== null) progress = p;
+      const bytes = !checkpoint ? Buffer.alloc(0) : Buffer.isBuffer(checkpoint) ? checkpoint : Buffer.from(checkpoint.buffer, checkpoint.byteOffset, checkpoint.byteLength);
+      this.send({ heartbeat: { ref: run.ref, progress, checkpoint: bytes } }, false);
     };
     const every = this.opts.heartbeatEveryMs;
     const timer = every ? setInterval(() => heartbeat(), every) : undefined;
