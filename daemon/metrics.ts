@@ -60,7 +60,8 @@ export async function serveMetrics(metrics: Metrics, address: string, tls: TlsFi
   const host = address.slice(0, idx);
   const port = Number(address.slice(idx + 1));
   const handler: http.RequestListener = (req, res) => {
-    if (req.url !== '/metrics') {
+    // The path alone: scrapers may add a query string (Prometheus's `params`), which this endpoint ignores.
+    if ((req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404).end('see /metrics\n');
       return;
     }

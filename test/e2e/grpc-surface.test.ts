@@ -237,6 +237,10 @@ describe('GET /metrics', () => {
     const notFound = await fetch(`http://127.0.0.1:${metricsPort}/nope`);
     expect(notFound.status).toBe(404);
     await notFound.text();
+    // A scraper's query string (Prometheus `params`) is ignored, not a 404.
+    const withParams = await fetch(`http://127.0.0.1:${metricsPort}/metrics?module=timelane`);
+    expect(withParams.status).toBe(200);
+    expect(await withParams.text()).toContain('timelane_runs_fired_total');
   });
 });
 

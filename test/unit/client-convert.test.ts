@@ -80,6 +80,8 @@ describe('TimelaneClient', () => {
       await expect(client.listDeadRuns({ queue: 'q', since: new Date('not a date') })).rejects.toThrow(/^since: must be a valid instant/);
       await expect(client.replayRuns({ filter: { queue: 'q', until: Number.NaN } })).rejects.toThrow(/^until: must be a valid instant/);
       await expect(client.listDeadRuns({ since: '2026-11-01T00:00:00Z' as unknown as Date })).rejects.toThrow(/^since: /);
+      // Ids and a filter: the filter was dropped without a word.
+      await expect(client.replayRuns({ runIds: ['1'], filter: { queue: 'q' } } as unknown as Parameters<TimelaneClient['replayRuns']>[0])).rejects.toThrow(/^runIds, filter: give exactly one/);
       await expect(client.updateJob('00000000-0000-4000-8000-000000000000', { priority: 2 ** 31 })).rejects.toThrow(/^priority: /);
     } finally {
       client.close();

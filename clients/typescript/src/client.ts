@@ -315,6 +315,8 @@ export class TimelaneClient {
 
   /** Replays dead runs as new runs due now (each dead run at most once). */
   async replayRuns(input: ReplayRunsInput): Promise<ReplayResult> {
+    // One or the other: given both, the filter was dropped without a word.
+    if (!input || typeof input !== 'object' || ('runIds' in input) === ('filter' in input)) throw new TypeError('runIds, filter: give exactly one');
     const req =
       'runIds' in input
         ? { runIds: input.runIds }
