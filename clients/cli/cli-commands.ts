@@ -11,6 +11,7 @@ import {
   durationArg,
   instantArg,
   intArg,
+  intInArg,
   out,
   withClient,
 } from './cli-common.js';
@@ -55,11 +56,11 @@ export function registerClientCommands(program: Command): void {
       .addOption(new Option('--in <duration>', 'due after this long: 500ms, 2s, 1m, 1h').argParser(durationArg).conflicts('at'))
       .addOption(new Option('--at <iso>', 'due at this ISO-8601 instant').argParser(instantArg))
       .option('--payload <json-or-text>', 'payload, sent as UTF-8')
-      .option('--priority <n>', 'higher fires first within a millisecond (-1000..1000)', intArg)
+      .option('--priority <n>', 'higher fires first within a millisecond (-1000..1000)', intInArg(-1000, 1000))
       .option('--dedupe-key <key>', 'makes scheduling idempotent within the namespace')
       .option('--namespace <ns>', 'scope for dedupe keys')
       .option('--at-most-once', 'never redeliver (default: at least once)')
-      .option('--max-attempts <n>', 'attempts including the first (1..100)', intArg)
+      .option('--max-attempts <n>', 'attempts including the first (1..100)', intInArg(1, 100))
       .option('--lease-ms <n>', 'lease of a delivered run in ms', intArg),
   ).action((opts: ScheduleOptions, cmd: Command) => {
     let recurrence: RecurrenceInput | undefined;
@@ -146,7 +147,7 @@ export function registerClientCommands(program: Command): void {
     .option('--job <id>', 'only this job')
     .option('--queue <queue>', 'only this queue')
     .addOption(new Option('--status <status>', 'only this status').choices(RUN_STATUSES))
-    .option('--limit <n>', 'page size (1..1000, default 100)', intArg)
+    .option('--limit <n>', 'page size (1..1000, default 100)', intInArg(1, 1000))
     .option('--page-token <token>', 'continue a previous listing')
     .action((opts: RunsOptions) =>
       withClient(opts, async (client) => {

@@ -63,6 +63,14 @@ export const intArg = argParser((text) => {
   return Number(text);
 });
 
+/** An integer in min..max: a value the daemon refuses, or one its wire field treats as "unset" (0), is refused here. */
+export function intInArg(min: number, max: number): (text: string) => number {
+  return argParser((text) => {
+    if (!/^-?\d+$/.test(text.trim()) || Number(text) < min || Number(text) > max) throw new Error(`"${text}" is not an integer in ${min}..${max}`);
+    return Number(text);
+  });
+}
+
 export const nonNegativeIntArg = argParser((text) => {
   if (!/^\d+$/.test(text.trim())) throw new Error(`"${text}" is not a non-negative integer`);
   return Number(text);

@@ -572,6 +572,12 @@ describe('CLI', () => {
     expect(withIn.stderr).toContain('--in cannot be used with --every');
     const badOverlap = await cli('schedule', '--queue', 'rec-cli', '--every', '1m', '--overlap', 'sometimes');
     expect(badOverlap.code).toBe(1);
+    // 0 is "unset" on the wire (the default, 3, was used): out of the help's 1..100, refused.
+    for (const n of ['0', '101']) {
+      const attempts = await cli('schedule', '--queue', 'rec-cli', '--every', '1m', '--max-attempts', n);
+      expect(attempts.code, n).toBe(1);
+      expect(attempts.stderr).toContain(`"${n}" is not an integer in 1..100`);
+    }
 
     const badCron = await cli('schedule', '--queue', 'rec-cli', '--cron', 'nope');
     expect(badCron.code).toBe(1);
