@@ -28,7 +28,7 @@
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { KnownHandOff } from '../run-ref.js';
 import { ReadyQueue } from './ready-queue.js';
-import type { QueueLimit, Refusal } from './queue-limits.js';
+import type { Grant, QueueLimit, Refusal } from './queue-limits.js';
 
 /** A limited queue whose permit was refused retries after this long (the rate budget resets each second). */
 const PERMIT_RETRY_MS = 20;
@@ -49,7 +49,7 @@ export const MIN_CLAIM_BATCH = 100;
 export interface DeliveryIdentity extends KnownHandOff {
   /** The run's queue. */
   queue: string;
-  /** Handed out under a queue permit, given back when the delivery settles. */
+  /** Handed out under a queue permit it took, given back when the delivery settles (a 'shared' one is not its own). */
   permit: boolean;
   /** Wall-clock epoch ms of the hand-off to the stream: the run's recorded `fired_at`. */
   sentAtMs: number;
@@ -85,7 +85,7 @@ export interface WorkerSink {
  */
 export interface DeliveryGate {
   limitOf(queue: string): QueueLimit | undefined;
-  acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<true | Refusal>;
+  acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<Grant | Refusal>;
   release(queue: string, runId: number): void;
   /** A permit for a run already in flight, whatever the count; false when it could not be taken. */
   adopt(queue: string, runId: number, nowMs: number, untilMs: number): Promise<boolean>;
@@ -472,7 +472,7 @@ export class DeliveryHub {
         }
         const run = q.peek()!;
         const now = this.wallNow();
-        let granted: true | Refusal;
+        let granted: Grant | Refusal;
         // The stream's credit is held while the permit is asked for: else another queue of the stream, unlimited,
         // took it meanwhile every time, and a limited queue below its limit got nothing for as long as the other
         // had a backlog (a hunt: 22 s).
@@ -485,14 +485,16 @@ export class DeliveryHub {
           st.reserved--;
         }
         const listed = this.streams.get(st.sink.id) === st && !st.drained;
-        if (granted !== true) {
+        if (granted !== true && granted !== 'shared') {
           if (listed) this.pumpFor(st); // the credit it held is free again: the stream's other queues may take it
           await new Promise((r) => setTimeout(r, PERMIT_RETRY_MS));
           continue;
         }
         const target = listed && hasRoom(st) ? st : this.pick(queue);
+        // Ours to give back only if this call took it: a 'shared' permit is another copy's of this run.
+        const own = granted === true;
         if (this.ready.get(queue) !== q || q.get(run.id) !== run || !target) {
-          gate.release(queue, run.id); // it left meanwhile (redelivered, cancelled), or credit is gone
+          if (own) gate.release(queue, run.id); // it left meanwhile (redelivered, cancelled), or credit is gone
           // The credit held for it is free: runs of the stream's other queues parked meanwhile may go now
           // (no settle may come to pump them: nothing else is in flight there).
           if (listed) this.pumpFor(st);
@@ -500,8 +502,8 @@ export class DeliveryHub {
         }
         q.delete(run.id);
         this.readyCount--;
-        if (this.renewLease && leaseRunDown(run, Date.now())) this.sendRenewed(target, run, true);
-        else this.send(target, run, true);
+        if (this.renewLease && leaseRunDown(run, Date.now())) this.sendRenewed(target, run, own);
+        else this.send(target, run, own);
         if (target !== st && listed) this.pumpFor(st); // (as above: the credit held on st went unused)
       }
     };

@@ -46,9 +46,19 @@ export interface QueueLimit {
 /** Why a permit was refused: the queue is full, or this second's budget is spent. */
 export type Refusal = 'in_flight' | 'rate';
 
+/**
+ * A permit granted: `true`, taken by this call (the caller gives it back);
+ * `'shared'`, the run held one already (another copy of it, handed out
+ * elsewhere after a shard moved, or one a dead daemon left): it counts, and
+ * is not this caller's to give back — the sweeper frees it once the run is
+ * no longer fired. Keyed by run id, a copy giving back "its" permit freed the
+ * other copy's, and the queue went over its limit.
+ */
+export type Grant = true | 'shared';
+
 export interface PermitStore {
   /** Takes a permit for `runId` (held until `untilMs` at most), or says why not. */
-  acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<true | Refusal>;
+  acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<Grant | Refusal>;
   release(queue: string, runId: number): Promise<void>;
   /** Gives back the permits of these runs, in one call. */
   releaseAll(queue: string, runIds: readonly number[]): Promise<void>;
@@ -65,7 +75,7 @@ const UNBOUNDED: QueueLimit = { maxInFlight: 0x7fff_ffff, maxPerSecond: 0 };
 
 /**
  * ZREMRANGEBYSCORE lapsed permits; refuse when full (unless this run holds
- * one already); take a rate token for this second; record the permit.
+ * one already: 2, shared); take a rate token for this second; record the permit.
  * KEYS[1] in-flight set, KEYS[2] rate counter of this second.
  * ARGV: now ms, max in flight, max per second, run id, permit end ms.
  */
@@ -73,9 +83,11 @@ const ACQUIRE = `
 local now = tonumber(ARGV[1])
 local max = tonumber(ARGV[2])
 local rate = tonumber(ARGV[3])
+local held = false
 if max > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  if not redis.call('ZSCORE', KEYS[1], ARGV[4]) and redis.call('ZCARD', KEYS[1]) >= max then return 0 end
+  held = redis.call('ZSCORE', KEYS[1], ARGV[4])
+  if not held and redis.call('ZCARD', KEYS[1]) >= max then return 0 end
 end
 if rate > 0 then
   local n = redis.call('INCR', KEYS[2])
@@ -83,6 +95,7 @@ if rate > 0 then
   if n > rate then return -1 end
 end
 if max > 0 then redis.call('ZADD', KEYS[1], tonumber(ARGV[5]), ARGV[4]) end
+if held then return 2 end
 return 1`;
 
 export class RedisPermits implements PermitStore {
@@ -91,12 +104,12 @@ export class RedisPermits implements PermitStore {
     private readonly prefix: string,
   ) {}
 
-  async acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<true | Refusal> {
+  async acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<Grant | Refusal> {
     const second = Math.floor(nowMs / 1000);
     const r = Number(
       await this.redis.eval(ACQUIRE, 2, this.inFlightKey(queue), `${this.prefix}:qlimit:${queue}:rate:${second}`, nowMs, limit.maxInFlight, limit.maxPerSecond, runId, untilMs),
     );
-    return r === 1 ? true : r === 0 ? 'in_flight' : 'rate';
+    return r === 1 ? true : r === 2 ? 'shared' : r === 0 ? 'in_flight' : 'rate';
   }
 
   async release(queue: string, runId: number): Promise<void> {
@@ -120,10 +133,10 @@ export class RedisPermits implements PermitStore {
 export class PostgresPermits implements PermitStore {
   constructor(private readonly db: Db) {}
 
-  async acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<true | Refusal> {
+  async acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<Grant | Refusal> {
     const { rows } = await transaction(this.db, async (tx) => {
       await query(tx, LOCK_QUEUE_PERMITS, [queue]);
-      return query<{ v: 'ok' | Refusal }>(tx, ACQUIRE_PERMIT, [queue, runId, Math.floor(nowMs), Math.floor(untilMs), limit.maxInFlight, limit.maxPerSecond]);
+      return query<{ v: 'ok' | 'shared' | Refusal }>(tx, ACQUIRE_PERMIT, [queue, runId, Math.floor(nowMs), Math.floor(untilMs), limit.maxInFlight, limit.maxPerSecond]);
     });
     return rows[0]?.v === 'ok' ? true : (rows[0]?.v ?? 'in_flight');
   }
@@ -146,12 +159,14 @@ export class LocalPermits implements PermitStore {
   private readonly inFlight = new Map<string, Map<number, number>>();
   private readonly rate = new Map<string, { second: number; n: number }>();
 
-  acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<true | Refusal> {
+  acquire(queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number): Promise<Grant | Refusal> {
     const held = this.inFlight.get(queue) ?? new Map<number, number>();
     this.inFlight.set(queue, held);
+    let shared = false;
     if (limit.maxInFlight > 0) {
       for (const [id, until] of held) if (until <= nowMs) held.delete(id);
-      if (!held.has(runId) && held.size >= limit.maxInFlight) return Promise.resolve('in_flight');
+      shared = held.has(runId);
+      if (!shared && held.size >= limit.maxInFlight) return Promise.resolve('in_flight');
     }
     if (limit.maxPerSecond > 0) {
       const second = Math.floor(nowMs / 1000);
@@ -161,7 +176,7 @@ export class LocalPermits implements PermitStore {
       this.rate.set(queue, { second, n });
     }
     if (limit.maxInFlight > 0) held.set(runId, untilMs);
-    return Promise.resolve(true);
+    return Promise.resolve(shared ? 'shared' : true);
   }
 
   release(queue: string, runId: number): Promise<void> {
@@ -317,7 +332,7 @@ export function deliveryGate(cache: QueueLimitsCache, permits: PermitStore, log:
   return {
     limitOf: (queue: string): QueueLimit | undefined => cache.get(queue),
     acquire: (queue: string, runId: number, limit: QueueLimit, nowMs: number, untilMs: number) => permits.acquire(queue, runId, limit, nowMs, untilMs),
-    /** A permit for a run already in flight, whatever the count: it counts against the limit from now on. */
+    /** A permit for a run already in flight, whatever the count: it counts against the limit from now on. True: taken by this call (the caller's to give back). */
     adopt: async (queue: string, runId: number, nowMs: number, untilMs: number): Promise<boolean> => (await permits.acquire(queue, runId, UNBOUNDED, nowMs, untilMs)) === true,
     release: (queue: string, runId: number): void => {
       // A permit that cannot be given back lapses on its own (PERMIT_MAX_MS); say so.

@@ -37,7 +37,7 @@ describe('PostgresPermits', () => {
     await a.release('q', granted[0]);
     expect(await b.acquire('q', 100, limit, now, now + 60_000)).toBe(true);
     expect(await b.acquire('q', 101, limit, now, now + 60_000)).toBe('in_flight');
-    expect(await b.acquire('q', 100, limit, now, now + 60_000)).toBe(true); // a holder asking again keeps its one
+    expect(await b.acquire('q', 100, limit, now, now + 60_000)).toBe('shared'); // a holder asking again keeps its one (not its own to give back)
   });
 
   it('grants at most max_per_second per second, and permits lapse at their end', async () => {
@@ -120,6 +120,20 @@ describe('PermitSweeper', () => {
     await new PermitSweeper(db.pool, cache, permits, silentLogger, local).sweep();
     expect(adopted).toEqual([[lost]]);
     await setQueueLimits(db.pool, queue, 0, 0);
+  });
+
+  it.each(stores)("in %s, a second copy of a run is granted the run's permit as shared, and it still counts", async (_name, store) => {
+    const queue = `shared-${_name}`;
+    const permits = store();
+    const limit = { maxInFlight: 2, maxPerSecond: 0 };
+    const now = Date.now();
+    expect(await permits.acquire(queue, 1, limit, now, now + 60_000)).toBe(true);
+    expect(await permits.acquire(queue, 1, limit, now, now + 60_000)).toBe('shared');
+    expect(await permits.acquire(queue, 2, limit, now, now + 60_000)).toBe(true);
+    expect(await permits.acquire(queue, 3, limit, now, now + 60_000)).toBe('in_flight');
+    // A lapsed permit is not shared: taken again, as the caller's own.
+    expect(await permits.acquire(queue, 4, limit, now + 120_000, now + 180_000)).toBe(true);
+    await permits.releaseAll(queue, [1, 2, 4]);
   });
 });
 

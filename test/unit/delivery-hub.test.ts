@@ -322,7 +322,7 @@ describe('DeliveryHub', () => {
   it('credit held for a permit request that found its run gone goes to the stream\'s other queues', async () => {
     const { gate } = limitedQueue(4);
     let grant: () => void = () => undefined;
-    const slowGate = { ...gate, acquire: (...a: Parameters<typeof gate.acquire>) => new Promise<true | 'in_flight' | 'rate'>((resolve) => (grant = () => void gate.acquire(...a).then(resolve))) };
+    const slowGate = { ...gate, acquire: (...a: Parameters<typeof gate.acquire>) => new Promise<true | 'shared' | 'in_flight' | 'rate'>((resolve) => (grant = () => void gate.acquire(...a).then(resolve))) };
     const hub = new DeliveryHub(undefined, undefined, Date.now, slowGate);
     const w = sink(1, ['q', 'u']);
     hub.register(w);
@@ -351,6 +351,24 @@ describe('DeliveryHub', () => {
     }
     const limited = w.got.filter((r) => r.queue === 'q').length;
     expect(limited, `handed out: ${w.got.map((r) => r.queue).join('')}`).toBeGreaterThanOrEqual(4);
+  });
+
+  // Why: permits are keyed by run id. A copy of a run handed out here while another copy (after a shard move)
+  // held the run's permit was granted that permit, and its settle gave it back: the other copy went uncounted,
+  // and the queue over its limit.
+  it("a run whose permit another copy holds is sent, and its settle leaves that permit alone", async () => {
+    const { gate, permits, limit } = limitedQueue(2);
+    const now = Date.now();
+    expect(await permits.acquire('q', 1, limit, now, now + 60_000)).toBe(true); // the other copy's
+    const hub = new DeliveryHub(undefined, undefined, Date.now, gate);
+    const w = sink(5);
+    hub.register(w);
+    hub.deliver(run(1));
+    for (let i = 0; i < 100 && ids(w).length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(ids(w)).toEqual([1]);
+    hub.settle(w.id, 1);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(await permits.holders('q')).toEqual([1]); // still the other copy's (the sweeper frees it once the run is done)
   });
 
   it('credit freed on a stream of several queues goes to each queue in turn: one kept full does not starve the others', () => {

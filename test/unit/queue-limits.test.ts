@@ -10,7 +10,7 @@ describe('LocalPermits (a daemon without Redis)', () => {
     expect(await p.acquire('q', 1, limit, 1_000, 99_000)).toBe(true);
     expect(await p.acquire('q', 2, limit, 1_000, 99_000)).toBe(true);
     expect(await p.acquire('q', 3, limit, 1_000, 99_000)).toBe('in_flight');
-    expect(await p.acquire('q', 2, limit, 1_000, 99_000)).toBe(true);
+    expect(await p.acquire('q', 2, limit, 1_000, 99_000)).toBe('shared'); // granted, but not this caller's to give back
     expect(await p.acquire('other', 3, limit, 1_000, 99_000)).toBe(true); // per queue
     await p.release('q', 1);
     expect(await p.acquire('q', 3, limit, 1_000, 99_000)).toBe(true);

@@ -33,23 +33,26 @@ export const LOCK_QUEUE_PERMITS = `SELECT pg_advisory_xact_lock(hashtext('timela
  * permit is refused when the queue is full (unless this run holds one), or
  * when this second's budget is spent; else it is recorded. $1 queue, $2 run
  * id, $3 now ms, $4 permit end ms, $5 max in flight (0: none), $6 max per
- * second (0: none). Returns 'ok', 'in_flight' or 'rate'. Run in a transaction
- * (the advisory lock is held to its end).
+ * second (0: none). Returns 'ok', 'shared' (this run held a live permit
+ * already: granted, not the caller's to give back), 'in_flight' or 'rate'.
+ * Run in a transaction (the advisory lock is held to its end).
  */
 export const ACQUIRE_PERMIT = `
 WITH lapsed AS (DELETE FROM queue_permits p WHERE p.queue = $1 AND p.until <= to_timestamp($3::int8 / 1000.0)),
 old_rate AS (DELETE FROM queue_rate r WHERE r.queue = $1 AND r.second < $3::int8 / 1000 - 1),
+held AS (SELECT EXISTS (SELECT 1 FROM queue_permits h WHERE h.queue = $1 AND h.run_id = $2 AND h.until > to_timestamp($3::int8 / 1000.0)) AS yes),
 verdict AS (
   SELECT CASE
-    WHEN $5::int > 0 AND NOT EXISTS (SELECT 1 FROM queue_permits h WHERE h.queue = $1 AND h.run_id = $2)
+    WHEN $5::int > 0 AND NOT (SELECT yes FROM held)
          AND (SELECT count(*) FROM queue_permits c WHERE c.queue = $1 AND c.until > to_timestamp($3::int8 / 1000.0)) >= $5 THEN 'in_flight'
     WHEN $6::int > 0 AND coalesce((SELECT n FROM queue_rate r WHERE r.queue = $1 AND r.second = $3::int8 / 1000), 0) >= $6 THEN 'rate'
+    WHEN $5::int > 0 AND (SELECT yes FROM held) THEN 'shared'
     ELSE 'ok' END AS v
 ), rate_in AS (
-  INSERT INTO queue_rate (queue, second, n) SELECT $1, $3::int8 / 1000, 1 FROM verdict WHERE v = 'ok' AND $6::int > 0
+  INSERT INTO queue_rate (queue, second, n) SELECT $1, $3::int8 / 1000, 1 FROM verdict WHERE v IN ('ok', 'shared') AND $6::int > 0
   ON CONFLICT (queue, second) DO UPDATE SET n = queue_rate.n + 1
 ), permit_in AS (
-  INSERT INTO queue_permits (queue, run_id, until) SELECT $1, $2, to_timestamp($4::int8 / 1000.0) FROM verdict WHERE v = 'ok' AND $5::int > 0
+  INSERT INTO queue_permits (queue, run_id, until) SELECT $1, $2, to_timestamp($4::int8 / 1000.0) FROM verdict WHERE v IN ('ok', 'shared') AND $5::int > 0
   ON CONFLICT (queue, run_id) DO UPDATE SET until = excluded.until
 )
 SELECT v FROM verdict`;
