@@ -63,7 +63,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   try {
     if (fresh) await pg.initialise();
     await pg.start();
-    if (fresh) await pg.createDatabase('timelane');
+    // Whenever it is missing, not only in a fresh data dir: a first start that initialised the dir and then
+    // failed (its port taken) left a dir with no database, and every start after it failed on that.
+    await ensureDatabase(pg, 'timelane');
   } catch (err) {
     throw new Error(startFailure(dataDir, opts.port, err, lastLines));
   }
@@ -71,6 +73,18 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     url: `postgres://timelane:timelane@127.0.0.1:${opts.port}/timelane`,
     stop: () => pg.stop(),
   };
+}
+
+/** Creates database `name` in the running cluster unless it exists. */
+async function ensureDatabase(pg: EmbeddedPostgres, name: string): Promise<void> {
+  const client = pg.getPgClient();
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+  } finally {
+    await client.end();
+  }
 }
 
 /**

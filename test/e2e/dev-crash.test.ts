@@ -28,9 +28,9 @@ interface Dev {
   exited: Promise<number | null>;
 }
 
-function startDev(pgPort: number, grpcPort: number): Dev {
+function startDev(pgPort: number, grpcPort: number, data = dataDir): Dev {
   const child = track(
-    spawn(process.execPath, [cliPath(), 'dev', '--data-dir', dataDir, '--pg-port', String(pgPort), '--grpc-address', `127.0.0.1:${grpcPort}`, '--metrics-address', '', '--console-address', '127.0.0.1:0'], {
+    spawn(process.execPath, [cliPath(), 'dev', '--data-dir', data, '--pg-port', String(pgPort), '--grpc-address', `127.0.0.1:${grpcPort}`, '--metrics-address', '', '--console-address', '127.0.0.1:0'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
     'timelane dev',
@@ -45,7 +45,9 @@ function startDev(pgPort: number, grpcPort: number): Dev {
   return { child, stderr: () => err, stdout: () => out, exited };
 }
 
-const postmasterPid = (): number => Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+const postmasterPid = (d = dataDir): number => Number(readFileSync(path.join(d, 'postmaster.pid'), 'utf8').split('\n')[0]);
+/** A data folder whose first start fails (its port taken). */
+const freshDir = path.join(dir, 'pgdata-fresh');
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -57,9 +59,11 @@ const alive = (pid: number): boolean => {
 
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  if (existsSync(path.join(dataDir, 'postmaster.pid'))) {
-    const pid = postmasterPid();
-    if (alive(pid)) process.kill(pid, 'SIGKILL');
+  for (const d of [dataDir, freshDir]) {
+    if (existsSync(path.join(d, 'postmaster.pid'))) {
+      const pid = postmasterPid(d);
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+    }
   }
   rmSync(dir, { recursive: true, force: true });
 });
@@ -125,4 +129,25 @@ describe('timelane dev after kill -9', () => {
       blocker.close();
     }
   });
+
+  // Why: a first start that failed (port taken) had already initialised the folder, and every start after it,
+  // on a free port as the error said, failed "database timelane does not exist" (a hunt).
+  it('a first start that failed leaves a folder the next start (as the error says) starts from', { timeout: 150_000 }, async () => {
+    const taken = await freePort();
+    const blocker = (await import('node:net')).createServer().listen(taken, '127.0.0.1');
+    try {
+      const failed = startDev(taken, await freePort(), freshDir);
+      expect(await failed.exited).not.toBe(0);
+      expect(failed.stderr()).toContain('pass --pg-port');
+    } finally {
+      blocker.close();
+    }
+    const next = startDev(await freePort(), await freePort(), freshDir);
+    expect(await waitUntil(() => next.stderr().includes('timelane dev is running') || next.child.exitCode !== null, 60_000, 100), next.stderr()).toBe(true);
+    expect(next.stderr()).toContain('timelane dev is running');
+    expect(next.stderr()).not.toContain('does not exist');
+    next.child.kill('SIGTERM');
+    expect(await next.exited).toBe(0);
+  });
 });
+
