@@ -127,7 +127,9 @@ export function registerDeadLetterCommands(program: Command): void {
     );
 
   connectionOptions(program.command('limits [queue]'))
-    .description('per-queue limits across the cluster: list them, or with a queue and flags set its limits (0 = none; both 0 removes them; every daemon applies a change within a second)')
+    .description(
+      'per-queue limits across the cluster: list them, show a queue\'s, or with flags set them (a limit not named keeps its value; 0 = none; both 0 removes them; every daemon applies a change within a second)',
+    )
     .option('--max-in-flight <n>', 'most runs of the queue handed out and unanswered at once', nonNegativeIntArg)
     .option('--per-second <n>', 'most runs of the queue handed out per second', nonNegativeIntArg)
     .action((queue: string | undefined, opts: LimitsSetOptions) =>
@@ -138,7 +140,12 @@ export function registerDeadLetterCommands(program: Command): void {
           if (opts.json) return out(toJson(all));
           return out(table(['QUEUE', 'MAX IN FLIGHT', 'MAX PER SECOND'], all.map((l) => [l.queue, String(l.maxInFlight || '-'), String(l.maxPerSecond || '-')])));
         }
-        const set = await client.setQueueLimits({ queue, maxInFlight: opts.maxInFlight ?? 0, maxPerSecond: opts.perSecond ?? 0 });
+        // A queue alone shows its limits (it removed them); a limit not named keeps its value (it was set to 0).
+        const now = (await client.listQueueLimits()).find((l) => l.queue === queue) ?? { queue, maxInFlight: 0, maxPerSecond: 0 };
+        const set =
+          opts.maxInFlight === undefined && opts.perSecond === undefined
+            ? now
+            : await client.setQueueLimits({ queue, maxInFlight: opts.maxInFlight ?? now.maxInFlight, maxPerSecond: opts.perSecond ?? now.maxPerSecond });
         if (opts.json) return out(toJson(set));
         out(`queue ${set.queue}: max in flight ${set.maxInFlight || 'unlimited'}, max per second ${set.maxPerSecond || 'unlimited'}`);
       }),

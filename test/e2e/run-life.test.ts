@@ -221,7 +221,13 @@ describe('queue limits (CLI)', () => {
     expect(set.stdout).toContain('max in flight 50');
     const listed = await cli('limits', '--json');
     expect(JSON.parse(listed.stdout)).toEqual([{ queue: 'payments', maxInFlight: 50, maxPerSecond: 200 }]);
-    expect((await cli('limits', 'payments')).code).toBe(0);
+    // A queue alone shows its limits (it removed them); a flag alone keeps the other limit (it was set to 0).
+    const shown = await cli('limits', 'payments');
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('queue payments: max in flight 50, max per second 200');
+    expect((await cli('limits', 'payments', '--per-second', '300')).stdout).toContain('max in flight 50, max per second 300');
+    expect(await client.listQueueLimits()).toEqual([{ queue: 'payments', maxInFlight: 50, maxPerSecond: 300 }]);
+    expect((await cli('limits', 'payments', '--max-in-flight', '0', '--per-second', '0')).code).toBe(0);
     expect(await client.listQueueLimits()).toEqual([]);
   });
 });
