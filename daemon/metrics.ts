@@ -79,9 +79,14 @@ export async function serveMetrics(metrics: Metrics, address: string, tls: TlsFi
     }
     server = secure;
   } else server = http.createServer(handler);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'the port is in use by another process' : (err as Error).message;
+    throw new Error(`--metrics-address ${address}: cannot listen (${why}); pick another with --metrics-address host:port, or "" to turn metrics off`, { cause: err });
+  }
   return server;
 }

@@ -49,8 +49,15 @@ export interface GrpcSecurity {
   interceptor: ServerInterceptor;
 }
 
-function bind(server: Server, address: string, credentials: ServerCredentials): Promise<number> {
-  return new Promise<number>((resolve, reject) => server.bindAsync(address, credentials, (err, p) => (err ? reject(err) : resolve(p))));
+/** Binds `address`; a failure names the flag that sets it, and what to do (a port in use is the common one). */
+function bind(server: Server, address: string, credentials: ServerCredentials, flag: string): Promise<number> {
+  return new Promise<number>((resolve, reject) =>
+    server.bindAsync(address, credentials, (err, p) => {
+      if (!err) return resolve(p);
+      const why = /EADDRINUSE/.test(err.message) ? 'the port is in use by another process' : err.message;
+      reject(new Error(`${flag} ${address}: cannot listen (${why}); pick another with ${flag} host:port (port 0: any free port)`, { cause: err }));
+    }),
+  );
 }
 
 export async function startGrpcServer(ctx: ApiContext, address: string, security?: GrpcSecurity, healthAddress = ''): Promise<GrpcServer> {
@@ -66,11 +73,11 @@ export async function startGrpcServer(ctx: ApiContext, address: string, security
   });
   health.addToServer(server);
   new ReflectionService(packageDefinition).addToServer(server);
-  const port = await bind(server, address, security?.credentials ?? ServerCredentials.createInsecure());
+  const port = await bind(server, address, security?.credentials ?? ServerCredentials.createInsecure(), '--grpc-address');
   // Health only, plaintext, no credential: what a kubelet gRPC probe can reach.
   const healthServer = healthAddress ? new Server() : null;
   if (healthServer) health.addToServer(healthServer);
-  const healthPort = healthServer ? await bind(healthServer, healthAddress, ServerCredentials.createInsecure()) : 0;
+  const healthPort = healthServer ? await bind(healthServer, healthAddress, ServerCredentials.createInsecure(), '--health-address') : 0;
   return {
     server,
     health,

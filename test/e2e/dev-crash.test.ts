@@ -149,5 +149,19 @@ describe('timelane dev after kill -9', () => {
     next.child.kill('SIGTERM');
     expect(await next.exited).toBe(0);
   });
+
+  // Why: a gRPC or metrics port in use ended the start with grpc-js's "No address added out of total 1 resolved"
+  // or a bare EADDRINUSE, naming neither the flag nor what to do.
+  it('a gRPC or metrics port in use: the error names the flag to change', { timeout: 150_000 }, async () => {
+    const taken = await freePort();
+    const blocker = (await import('node:net')).createServer().listen(taken, '127.0.0.1');
+    try {
+      const grpcTaken = startDev(await freePort(), taken);
+      expect(await grpcTaken.exited).not.toBe(0);
+      expect(grpcTaken.stderr()).toContain(`--grpc-address 127.0.0.1:${taken}: cannot listen (the port is in use by another process); pick another with --grpc-address`);
+    } finally {
+      blocker.close();
+    }
+  });
 });
 
