@@ -6,7 +6,7 @@
  *   limits     show per-queue limits; `limits QUEUE --max-in-flight N --per-second N` sets one
  */
 import type { Command } from 'commander';
-import { type ConnectionOptions, connectionOptions, epochArg, intArg, nonNegativeIntArg, out, withClient } from './cli-common.js';
+import { type ConnectionOptions, connectionOptions, epochArg, intInArg, nonNegativeIntArg, out, withClient } from './cli-common.js';
 import { clip, iso, table, toJson } from './format.js';
 import type { TimelaneClient } from '@timelane/client';
 import type { ListDeadRunsInput, ReplayResult } from '@timelane/client';
@@ -82,7 +82,7 @@ function deadFilters(cmd: Command): Command {
 export function registerDeadLetterCommands(program: Command): void {
   deadFilters(connectionOptions(program.command('dead')))
     .description('list dead runs (no retry left, or not retryable), newest death first')
-    .option('--limit <n>', 'page size (1..1000, default 100)', intArg)
+    .option('--limit <n>', 'page size (1..1000, default 100)', intInArg(1, 1000))
     .option('--page-token <token>', 'continue a previous listing')
     .action((opts: DeadOptions) =>
       withClient(opts, async (client) => {

@@ -9,7 +9,7 @@
  *   backfill   make a past range's occurrences into runs that fire now
  */
 import { Command, Option } from 'commander';
-import { type ConnectionOptions, connectionOptions, epochArg, intArg, nonNegativeIntArg, out, withClient } from './cli-common.js';
+import { type ConnectionOptions, connectionOptions, epochArg, intInArg, nonNegativeIntArg, out, withClient } from './cli-common.js';
 import { isoRelative, toJson } from './format.js';
 import { jobsTable } from './recurring-format.js';
 import type { BackfillResult, JobKindName, JobStatusName } from '@timelane/client';
@@ -89,7 +89,7 @@ export function registerJobCommands(program: Command): void {
     .addOption(new Option('--kind <kind>', 'only this kind').choices(KINDS))
     .addOption(new Option('--status <status>', 'only this status').choices(JOB_STATUSES))
     .option('--namespace <ns>', 'only this namespace')
-    .option('--limit <n>', 'page size (1..1000, default 100)', intArg)
+    .option('--limit <n>', 'page size (1..1000, default 100)', intInArg(1, 1000))
     .option('--page-token <token>', 'continue a previous listing')
     .action((opts: JobsOptions) =>
       withClient(opts, async (client) => {

@@ -11,7 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { collect, type ConnectionOptions, connectionOptions, epochArg, durationArg, fail, intArg, nonNegativeIntArg, out, withClient } from './cli-common.js';
+import { collect, type ConnectionOptions, connectionOptions, epochArg, durationArg, fail, intInArg, nonNegativeIntArg, out, withClient } from './cli-common.js';
 import { toJson } from './format.js';
 import { stepTree, workflowRunLine } from './workflow-format.js';
 import type { WorkflowDefinitionInput, WorkflowRunStateName } from '@timelane/client';
@@ -113,7 +113,7 @@ export function registerWorkflowCommands(program: Command): void {
     .option('--name <name>', 'only runs of this workflow')
     .option('--state <state>', 'only running, succeeded, failed or cancelled runs')
     .option('--namespace <ns>', 'only this namespace')
-    .option('--limit <n>', 'page size (1..1000, default 100)', intArg)
+    .option('--limit <n>', 'page size (1..1000, default 100)', intInArg(1, 1000))
     .option('--page-token <token>', 'continue a previous listing')
     .action((opts: ConnectionOptions & { name?: string; state?: string; namespace?: string; limit?: number; pageToken?: string }) =>
       withClient(opts, async (client) => {

@@ -118,6 +118,7 @@ describe('timelane dev after kill -9', () => {
     const grpcPort = await freePort();
     const taken = await freePort();
     const blocker = (await import('node:net')).createServer().listen(taken, '127.0.0.1');
+    await new Promise((r) => blocker.once('listening', r));
     try {
       const dev = startDev(taken, grpcPort);
       const code = await dev.exited;
@@ -135,6 +136,7 @@ describe('timelane dev after kill -9', () => {
   it('a first start that failed leaves a folder the next start (as the error says) starts from', { timeout: 150_000 }, async () => {
     const taken = await freePort();
     const blocker = (await import('node:net')).createServer().listen(taken, '127.0.0.1');
+    await new Promise((r) => blocker.once('listening', r));
     try {
       const failed = startDev(taken, await freePort(), freshDir);
       expect(await failed.exited).not.toBe(0);
@@ -155,6 +157,7 @@ describe('timelane dev after kill -9', () => {
   it('a gRPC or metrics port in use: the error names the flag to change', { timeout: 150_000 }, async () => {
     const taken = await freePort();
     const blocker = (await import('node:net')).createServer().listen(taken, '127.0.0.1');
+    await new Promise((r) => blocker.once('listening', r));
     try {
       const grpcTaken = startDev(await freePort(), taken);
       expect(await grpcTaken.exited).not.toBe(0);

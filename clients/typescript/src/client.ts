@@ -316,11 +316,12 @@ export class TimelaneClient {
   /** Replays dead runs as new runs due now (each dead run at most once). */
   async replayRuns(input: ReplayRunsInput): Promise<ReplayResult> {
     // One or the other: given both, the filter was dropped without a word.
-    if (!input || typeof input !== 'object' || ('runIds' in input) === ('filter' in input)) throw new TypeError('runIds, filter: give exactly one');
+    const given = (input ?? {}) as { runIds?: string[]; filter?: Parameters<typeof deadRunsRequest>[0]; maxRuns?: number };
+    if ((given.runIds !== undefined) === (given.filter !== undefined)) throw new TypeError('runIds, filter: give exactly one');
     const req =
-      'runIds' in input
-        ? { runIds: input.runIds }
-        : { filter: deadRunsRequest(input.filter), maxRuns: input.maxRuns === undefined ? 0 : uint32('maxRuns', input.maxRuns) };
+      given.runIds !== undefined
+        ? { runIds: given.runIds }
+        : { filter: deadRunsRequest(given.filter!), maxRuns: given.maxRuns === undefined ? 0 : uint32('maxRuns', given.maxRuns) };
     const res = await this.call<ReplayRunsOut>((o, cb) => this.scheduler.replayRuns(req, o, cb));
     return { replayed: res.replayed.map((r) => ({ deadRunId: r.deadRunId, newRunId: r.newRunId })), skippedRunIds: res.skippedRunIds };
   }
