@@ -68,7 +68,7 @@ import {
   waitMs,
   whenFields,
 } from './convert.js';
-import { jobKindToWire, recurrenceToWire, uint32 } from './recurrence.js';
+import { instantMs, jobKindToWire, recurrenceToWire, uint32 } from './recurrence.js';
 import { timelaneV1 } from './proto.js';
 import { traceSchedule } from './tracing.js';
 import type { ScheduleRequest } from '../proto/gen/timelane/v1/ScheduleRequest.js';
@@ -526,12 +526,7 @@ function epochMs(field: string, value: Date | number): number {
 function deadRunsRequest(input: Omit<ListDeadRunsInput, 'pageSize' | 'pageToken'> & Pick<ListDeadRunsInput, 'pageSize' | 'pageToken'>): ListDeadRunsRequest {
   // 0 means "no bound" on the wire: an invalid date (NaN, encoded as 0) or a string would widen the filter
   // silently — a bounded replay replayed every dead run of the queue.
-  const ms = (field: string, v: Date | number | undefined): number => {
-    if (v === undefined || v === null) return 0;
-    const t = v instanceof Date ? v.getTime() : v;
-    if (typeof t !== 'number' || !Number.isSafeInteger(Math.round(t)) || t < 0) throw new RangeError(`${field}: must be a valid instant (a Date or epoch ms; got ${String(v)})`);
-    return Math.round(t);
-  };
+  const ms = (field: string, v: Date | number | undefined): number => (v === undefined || v === null ? 0 : instantMs(field, v));
   return {
     queue: input.queue ?? '',
     jobId: input.jobId ?? '',

@@ -83,7 +83,8 @@ export function uint32(field: string, value: number): number {
   return wholeNumber(field, value, 'uint32');
 }
 
-function instantMs(field: string, value: Date | number): number {
+/** An instant (a Date or epoch ms) as whole, non-negative epoch ms; anything else is a RangeError naming `field`. */
+export function instantMs(field: string, value: Date | number): number {
   const ms = value instanceof Date ? value.getTime() : value;
   if (!Number.isFinite(ms)) throw new RangeError(`${field}: must be a valid instant`);
   return wholeNonNegative(field, Math.round(ms));
