@@ -125,7 +125,7 @@ export function registerJobCommands(program: Command): void {
       withClient(opts, async (client) => {
         const job = await client.resumeJob(jobId, { catchUp: opts.catchUp });
         if (opts.json) return out(toJson(job));
-        out(`job ${job.id}: ${job.status}, next occurrence ${isoRelative(job.nextFireAtMs)}`);
+        out(`job ${job.id}: ${job.status}, next fire ${isoRelative(job.nextFireAtMs)}`);
       }),
     );
 

@@ -41,12 +41,12 @@ export function recurrenceLines(r: RecurrenceInfo): string {
   return keyValues(pairs);
 }
 
-/** The progress of a recurring job: occurrences made, next fire, pause note. */
+/** The progress of a recurring job: occurrences made, when it fires next, pause note. */
 export function progressLines(job: JobInfo, now = Date.now()): string {
   return keyValues([
     ['kind', job.kind],
     ['occurrences', job.occurrences],
-    ['next occurrence', job.nextFireAtMs ? isoRelative(job.nextFireAtMs, now) : '-'],
+    ['next fire', job.nextFireAtMs ? isoRelative(job.nextFireAtMs, now) : '-'],
     ['pause note', job.pauseNote || '-'],
   ]);
 }

@@ -33,6 +33,17 @@ const i64 = (n: number | null | undefined): string => String(n ?? 0);
  */
 const i64n = (n: number | null | undefined): number => n ?? 0;
 
+/**
+ * When a job fires next: its earliest occurrence already made a run (the
+ * materialiser makes them ahead, so the stored cursor is often later), else
+ * the next one not made yet while the job is active; 0 when none.
+ */
+function nextFireOf(j: JobRow): number {
+  const cursor = j.status === 'active' ? j.next_fire_at_ms : null;
+  if (j.next_run_due_ms === null) return cursor ?? 0;
+  return cursor === null ? j.next_run_due_ms : Math.min(j.next_run_due_ms, cursor);
+}
+
 export function jobToWire(j: JobRow): Job {
   return {
     id: j.id,
@@ -50,7 +61,7 @@ export function jobToWire(j: JobRow): Job {
     updatedAtMs: i64(j.updated_at_ms),
     kind: JOB_KIND[j.kind],
     recurrence: j.kind === 'once' ? null : recurrenceToWire(storedRecurrence(j.recurrence)),
-    nextFireAtMs: i64(j.status === 'active' ? j.next_fire_at_ms : 0),
+    nextFireAtMs: i64(nextFireOf(j)),
     occurrences: j.occurrences,
     pauseNote: j.pause_note ?? '',
   };

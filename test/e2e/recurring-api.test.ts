@@ -188,7 +188,16 @@ describe('an interval job (every 1s)', () => {
     expect(j.kind).toBe('interval');
     expect(j.status).toBe('active');
     expect(j.occurrences).toBeGreaterThanOrEqual(received);
-    expect(j.nextFireAtMs).toBeGreaterThan(asked);
+    expect(j.nextFireAtMs).toBeGreaterThan(asked - 100);
+    // When it fires next: its first run waiting, within a period of the ask, not the materialiser's
+    // cursor (the next occurrence not made a run yet, up to the daemon's whole window ahead).
+    expect(j.nextFireAtMs).toBeLessThanOrEqual(asked + SECOND + 100);
+    expect(nextFireTimesMs.slice(0, 2)).toContain(j.nextFireAtMs);
+    const listedAt = Date.now();
+    const [listed] = (await client.listJobs({ queue: j.queue, kind: 'interval', status: 'active' })).jobs;
+    expect(listed.id).toBe(job.id);
+    expect(listed.nextFireAtMs).toBeGreaterThan(listedAt - 100);
+    expect(listed.nextFireAtMs).toBeLessThanOrEqual(listedAt + SECOND + 100);
     expect(nextFireTimesMs).toHaveLength(10);
     expect(diffs(nextFireTimesMs)).toEqual(Array(9).fill(SECOND));
     expect(nextFireTimesMs.every((t) => t % SECOND === 0)).toBe(true);
@@ -542,7 +551,7 @@ describe('CLI', () => {
     const resumeSent = Date.now();
     const resumed = await cli('resume', jobId);
     expect(resumed.code).toBe(0);
-    expect(resumed.stdout.trim()).toMatch(new RegExp(`^job ${jobId}: active, next occurrence \\d{4}-.*\\(in .*\\)$`));
+    expect(resumed.stdout.trim()).toMatch(new RegExp(`^job ${jobId}: active, next fire \\d{4}-.*\\(in .*\\)$`));
     expect(await waitForRuns(jobId, 1, 5_000, (r) => r.run.dueAtMs > resumeSent)).toBe(true);
   });
 

@@ -236,7 +236,7 @@ describe('CLI schedule, success paths', () => {
     expect(nextFireTimesMs[0]).toBeLessThanOrEqual(nextAfter(read));
     // Exactly the next occurrence after the request, unless one fell due (and fired) between the request and the read.
     if (nextAfter(asked) === nextAfter(read)) expect(nextFireTimesMs[0]).toBe(nextAfter(asked));
-    // The job's next occurrence not yet made into a run is one of them (the first, unless it was within the daemon's window).
+    // When the job fires next is one of them: its first run waiting (within the daemon's window) or the next occurrence not made yet.
     expect(nextFireTimesMs.slice(0, 2)).toContain(job.nextFireAtMs);
 
     const shown = await cli('job', jobId);

@@ -189,7 +189,7 @@ export interface JobInfo {
   kind: JobKindName;
   /** The rule of a recurring job, every default spelled out; null for a one-shot job. */
   recurrence: RecurrenceInfo | null;
-  /** Nominal time of the next occurrence not yet made a run; 0 when none (one-shot, paused, ended). */
+  /** When the job fires next: its earliest waiting occurrence's due time, else the next occurrence not made a run yet; 0 when none (one-shot, paused, ended). */
   nextFireAtMs: number;
   /** Occurrences made into runs so far (0 for a one-shot job). */
   occurrences: number;

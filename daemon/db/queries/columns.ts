@@ -12,7 +12,8 @@ export const RUN_COLUMNS = `r.id, r.job_id, r.shard, r.queue, r.priority, r.atte
 export const JOB_COLUMNS = `j.id, j.namespace, j.queue, j.shard, j.payload, j.priority, j.dedupe_key, j.delivery,
   j.max_attempts, j.initial_backoff_ms, j.max_backoff_ms, j.lease_ms, j.status,
   ${ms('j.created_at')} AS created_at_ms, ${ms('j.updated_at')} AS updated_at_ms,
-  j.kind, j.recurrence, ${ms('j.next_fire_at')} AS next_fire_at_ms, j.occurrences, j.missed_count, j.pause_note`;
+  j.kind, j.recurrence, ${ms('j.next_fire_at')} AS next_fire_at_ms, j.occurrences, j.missed_count, j.pause_note,
+  (SELECT ${ms('min(o.due_at)')} FROM runs o WHERE o.job_id = j.id AND o.status = 'scheduled' AND o.origin IS NOT NULL AND j.kind <> 'once') AS next_run_due_ms`;
 
 export type RunStatus = 'scheduled' | 'fired' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'skipped' | 'buffered' | 'missed';
 export type JobStatus = 'active' | 'paused' | 'completed' | 'dead' | 'cancelled';
@@ -77,6 +78,8 @@ export interface JobRow {
   occurrences: number;
   missed_count: number;
   pause_note: string | null;
+  /** Due time of a recurring job's earliest occurrence made a run and waiting for it (runs_job_live); null when none. */
+  next_run_due_ms: number | null;
 }
 
 /**
