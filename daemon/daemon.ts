@@ -53,7 +53,7 @@ import { ClusterMember } from './cluster/cluster-member.js';
 import { ClusterOperations } from './cluster/operations.js';
 import { listMembers, listShards, type ClusterViewDeps } from './admin/cluster-view.js';
 import { startConsole, type ConsoleServer } from '../console/server/console-server.js';
-import { consoleClientCredentials } from '../console/server/grpc-credentials.js';
+import { consoleClientCredentials, consoleClientIdentity } from '../console/server/grpc-credentials.js';
 import { startTracing } from './tracing/start-tracing.js';
 import type { RunTracing } from './tracing/run-tracing.js';
 
@@ -288,15 +288,16 @@ export class Daemon {
    * dials our listen port on a loopback host when we listen on a wildcard.
    * With TLS it serves HTTPS with our certificate and verifies our gRPC port
    * against TIMELANE_TLS_CA (as the CLI does), else our own certificate file;
-   * under mTLS it presents TIMELANE_TLS_CERT / TIMELANE_TLS_KEY when set.
+   * under mTLS it presents a client certificate of its own (consoleClientIdentity), never ours.
    */
   private startConsole(address: string): Promise<ConsoleServer> {
     const cfg = this.config;
     const host = cfg.grpcAddress.replace(/:\d+$/, '').replace(/^(0\.0\.0\.0|\[::\]|::)$/, '127.0.0.1');
     const tls = this.security?.tls ?? null;
     const env = process.env;
-    if (tls?.clientCaFile && !(env.TIMELANE_TLS_CERT && env.TIMELANE_TLS_KEY))
-      this.log.warn('web console: the gRPC port requires client certificates; give the console one with TIMELANE_TLS_CERT and TIMELANE_TLS_KEY');
+    const identity = consoleClientIdentity(env, tls?.certFile ?? null);
+    if (tls?.clientCaFile && !(identity.certFile && identity.keyFile))
+      this.log.warn('web console: the gRPC port requires client certificates; give the console one with TIMELANE_CONSOLE_TLS_CERT and TIMELANE_CONSOLE_TLS_KEY');
     // Without TIMELANE_TLS_CA the console trusts the certificate file itself, which only a self-signed one can anchor.
     if (tls && !env.TIMELANE_TLS_CA && !isSelfSigned(tls.certFile))
       this.log.warn(
@@ -309,7 +310,7 @@ export class Daemon {
       registry: this.metrics.registry,
       local: { memberId: cfg.memberId, streamsPerQueue: () => this.engine.hub.streamsPerQueue() },
       authRequired: cfg.authFile !== '',
-      clientOptions: tls ? { credentials: consoleClientCredentials({ caFile: env.TIMELANE_TLS_CA || tls.certFile, certFile: env.TIMELANE_TLS_CERT, keyFile: env.TIMELANE_TLS_KEY }) } : {},
+      clientOptions: tls ? { credentials: consoleClientCredentials({ caFile: env.TIMELANE_TLS_CA || tls.certFile, ...identity }) } : {},
       https: tls ? { options: readTlsFiles({ ...tls, clientCaFile: null }), watch: (server) => watchHttpsContext(server, { ...tls, clientCaFile: null }, this.log, 'console') } : undefined,
       onError: (err, url) => this.log.error({ err, url }, 'web console request failed'),
     });

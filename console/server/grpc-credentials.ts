@@ -8,6 +8,30 @@
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The console's own client certificate under mTLS: TIMELANE_CONSOLE_TLS_CERT
+ * and _KEY, else the CLI's TIMELANE_TLS_CERT and _KEY unless they are the
+ * daemon's own certificate. Set in the environment, those names configure
+ * the daemon's --tls-cert and --tls-key: a console presenting our server's
+ * key pair would make whoever reaches its port act with that identity
+ * (under --tls-client-ca alone, an admin).
+ */
+export function consoleClientIdentity(env: Env, ownCertFile: string | null): Pick<ConsoleTlsFiles, 'certFile' | 'keyFile'> {
+  if (env.TIMELANE_CONSOLE_TLS_CERT || env.TIMELANE_CONSOLE_TLS_KEY) return { certFile: env.TIMELANE_CONSOLE_TLS_CERT, keyFile: env.TIMELANE_CONSOLE_TLS_KEY };
+  if (!env.TIMELANE_TLS_CERT || (ownCertFile && sameFileContent(env.TIMELANE_TLS_CERT, ownCertFile))) return {};
+  return { certFile: env.TIMELANE_TLS_CERT, keyFile: env.TIMELANE_TLS_KEY };
+}
+
+function sameFileContent(a: string, b: string): boolean {
+  try {
+    return readFileSync(a).equals(readFileSync(b));
+  } catch {
+    return a === b;
+  }
+}
+
 export interface ConsoleTlsFiles {
   /** PEM CA (or the daemon's self-signed or full-chain certificate) to verify the daemon with. */
   caFile: string;

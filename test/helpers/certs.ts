@@ -17,6 +17,9 @@ export interface TestCerts {
   /** A second server certificate (CN server-2), for reloads. */
   server2Cert: string;
   server2Key: string;
+  /** A server certificate with no extended key usage (CN server-any): good as a client's too, as many CA-issued ones are. */
+  serverAnyCert: string;
+  serverAnyKey: string;
   /** Client certificate (CN as given) signed by the CA. */
   client(cn: string): { cert: string; key: string };
   /** A client certificate signed by another CA. */
@@ -46,6 +49,7 @@ export function makeTestCerts(): TestCerts {
   makeCa(dir, 'other-ca');
   signed(dir, 'ca', 'server', 'server-1', SERVER_EXT);
   signed(dir, 'ca', 'server2', 'server-2', SERVER_EXT);
+  signed(dir, 'ca', 'server-any', 'server-any', 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
   signed(dir, 'other-ca', 'rogue', 'rogue-client', CLIENT_EXT);
   const p = (f: string): string => path.join(dir, f);
   return {
@@ -55,6 +59,8 @@ export function makeTestCerts(): TestCerts {
     serverKey: p('server.key'),
     server2Cert: p('server2.crt'),
     server2Key: p('server2.key'),
+    serverAnyCert: p('server-any.crt'),
+    serverAnyKey: p('server-any.key'),
     client(cn) {
       const name = `client-${cn.replace(/[^A-Za-z0-9.-]/g, '_')}`;
       signed(dir, 'ca', name, cn, CLIENT_EXT);
