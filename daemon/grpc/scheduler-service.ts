@@ -121,6 +121,7 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
       const batch = v.scheduleBatch(req, now, ctx.limits);
       const batchId = batch.batchId;
       const inputs = batch.inputs.map((i, k) => tenantInput(t, i, `requests[${k}].namespace`));
+      if (batchId) v.oneBatchNamespace(inputs);
       await ctx.quotas.admit(inputs, now);
       const recurring = inputs.flatMap((i) => (i.recurrence ? [{ ...i, recurrence: i.recurrence }] : []));
       const { scheduled, replayed } =

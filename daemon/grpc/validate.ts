@@ -175,10 +175,18 @@ export function scheduleBatch(req: ScheduleBatchRequest__Output, nowMs: number, 
   if (!req.batchId) return { inputs, batchId: null };
   if (!BATCH_ID_RE.test(req.batchId)) throw invalidArgument('batch_id', `must be 1..128 chars of [A-Za-z0-9_.:-] (got "${req.batchId.slice(0, 140)}")`);
   if (recurring >= 0) throw invalidArgument('batch_id', 'is for one-shot batches; make recurring jobs idempotent with dedupe_key');
+  return { inputs, batchId: req.batchId };
+}
+
+/**
+ * A batch with batch_id uses one namespace. Checked on the namespaces the
+ * caller's requests resolve to (an empty one is a bound caller's own), not
+ * on what they spell.
+ */
+export function oneBatchNamespace(inputs: readonly { namespace: string }[]): void {
   const ns = inputs[0].namespace;
   const other = inputs.findIndex((i) => i.namespace !== ns);
   if (other >= 0) throw invalidArgument(`requests[${other}].namespace`, `must be "${ns}" like requests[0]: a batch with batch_id uses one namespace`);
-  return { inputs, batchId: req.batchId };
 }
 
 const RUN_STATUS: Record<string, RunStatus | null> = {

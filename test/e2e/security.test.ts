@@ -523,6 +523,26 @@ describe('namespaces isolate; quotas hold', () => {
     expect((await billing.getJob(bRecurring.job.id)).job.status).toBe('active');
   });
 
+  it("a bound caller's keyed batch may name its own namespace or leave it empty: both are its own", async () => {
+    const billing = open(NS_TOKENS.billing);
+    const far = Date.now() + 3_600_000;
+    const inputs = [
+      { queue: 'keyed', namespace: 'billing', at: far },
+      { queue: 'keyed', at: far },
+    ];
+    const first = await billing.scheduleBatch(inputs, { batchId: 'billing-keyed' });
+    expect(first).toHaveLength(2);
+    for (const s of first) expect((await billing.getJob(s.job.id)).job.namespace).toBe('billing');
+    // Sent again: the same batch, replayed.
+    const again = await billing.scheduleBatch(inputs, { batchId: 'billing-keyed' });
+    expect(again.map((s) => s.job.id)).toEqual(first.map((s) => s.job.id));
+    // Two namespaces in one keyed batch are still refused, for an unbound caller.
+    const admin = open(NS_TOKENS.admin);
+    const err = await grpcError(admin.scheduleBatch([{ queue: 'keyed', namespace: 'billing', at: far }, { queue: 'keyed', at: far }], { batchId: 'admin-mixed' }));
+    expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(err.details).toMatch(/^requests\[1\]\.namespace: must be "billing" like requests\[0\]/);
+  });
+
   it("a worker gets only its namespace's runs, and cannot answer another's", async () => {
     const billing = open(NS_TOKENS.billing);
     const fraud = open(NS_TOKENS.fraud);
