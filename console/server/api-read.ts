@@ -16,8 +16,6 @@ import { LIVE_CAP } from './queue-stats.js';
 const RUN_STATUSES: readonly RunStatusName[] = ['scheduled', 'fired', 'completed', 'failed', 'dead', 'cancelled', 'skipped', 'buffered', 'missed'];
 const JOB_STATUSES = ['active', 'paused', 'completed', 'dead', 'cancelled'] as const;
 const JOB_KINDS = ['once', 'cron', 'interval'] as const;
-/** Pages a time-filtered run search reads at most. */
-const MAX_SCAN_PAGES = 5;
 
 export interface Overview {
   memberId: string;
@@ -96,8 +94,6 @@ export function queues(_ctx: ApiContext, r: ApiRequest): ReturnType<ApiRequest['
 export interface RunSearch {
   runs: RunInfo[];
   nextPageToken: string;
-  /** Runs read to answer (a time filter reads pages and keeps the matching runs). */
-  scanned: number;
 }
 
 export async function searchRuns(_ctx: ApiContext, r: ApiRequest): Promise<RunSearch> {
@@ -110,29 +106,23 @@ export async function searchRuns(_ctx: ApiContext, r: ApiRequest): Promise<RunSe
   const from = optionalInstant(q, 'from');
   const to = optionalInstant(q, 'to');
   const limit = optionalInt(q, 'limit', 1, 1000) ?? 100;
-  let pageToken = optionalString(q, 'pageToken', 256) ?? '';
+  const pageToken = optionalString(q, 'pageToken', 256) ?? '';
   if (from !== undefined && to !== undefined && to < from) throw new BadRequest('to', 'must not be before from');
   if (id) {
+    // A run by id is one run: another filter beside it would be silently ignored.
+    const other = ['job', 'queue', 'status', 'from', 'to', 'pageToken'].find((k) => (q.get(k) ?? '') !== '');
+    if (other) throw new BadRequest(other, 'cannot be combined with id (a run by id is one run)');
     try {
-      return { runs: [await r.client.getRun(id)], nextPageToken: '', scanned: 1 };
+      return { runs: [await r.client.getRun(id)], nextPageToken: '' };
     } catch (err) {
       // An unknown id is an empty search result, not an error page.
-      if ((err as { code?: number }).code === GrpcStatus.NOT_FOUND) return { runs: [], nextPageToken: '', scanned: 0 };
+      if ((err as { code?: number }).code === GrpcStatus.NOT_FOUND) return { runs: [], nextPageToken: '' };
       throw err;
     }
   }
-  const inTime = (run: RunInfo): boolean => (from === undefined || run.dueAtMs >= from) && (to === undefined || run.dueAtMs <= to);
-  const timeFiltered = from !== undefined || to !== undefined;
-  const runs: RunInfo[] = [];
-  let scanned = 0;
-  for (let page = 0; page < (timeFiltered ? MAX_SCAN_PAGES : 1); page++) {
-    const res = await r.client.listRuns({ jobId: job, queue, status, pageSize: timeFiltered ? 1000 : limit, pageToken });
-    scanned += res.runs.length;
-    for (const run of res.runs) if (inTime(run) && runs.length < limit) runs.push(run);
-    pageToken = res.nextPageToken;
-    if (!pageToken || runs.length >= limit) break;
-  }
-  return { runs, nextPageToken: pageToken, scanned };
+  // The due range is the daemon's filter: every matching run is found, and the page token continues after the last one returned.
+  const res = await r.client.listRuns({ jobId: job, queue, status, dueFrom: from, dueTo: to, pageSize: limit, pageToken });
+  return { runs: res.runs, nextPageToken: res.nextPageToken };
 }
 
 export interface RunHistory {

@@ -32,9 +32,13 @@ const MAX_KEPT = 20;
 const EARLY_MS = 1_000;
 const UNAUTHENTICATED = 16;
 const PERMISSION_DENIED = 7;
+/** The request itself refused: bad input, an unknown shard or member, a move that cannot be. */
+const REQUEST_REFUSED: ReadonlySet<unknown> = new Set([3 /* INVALID_ARGUMENT */, 5 /* NOT_FOUND */, 9 /* FAILED_PRECONDITION */, 11 /* OUT_OF_RANGE */]);
+
+const codeOf = (err: unknown): unknown => (typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined);
 
 function isRefusal(err: unknown): boolean {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  const code = codeOf(err);
   return code === UNAUTHENTICATED || code === PERMISSION_DENIED;
 }
 
@@ -49,7 +53,10 @@ export class OperationLog {
    * finishes the operation. A call the daemon refuses (UNAUTHENTICATED,
    * PERMISSION_DENIED) is no operation: refused within `earlyMs` it rejects
    * here (the caller answers 401/403), later it leaves the log — so callers
-   * without the right cannot push the operators' results out of it.
+   * without the right cannot push the operators' results out of it. A
+   * request refused as such within `earlyMs` (INVALID_ARGUMENT, NOT_FOUND,
+   * FAILED_PRECONDITION: a shard out of range, no such member) rejects too
+   * (400/404/409, naming what is wrong) and is not logged.
    */
   async start(kind: OperationKind, target: string, work: () => Promise<string>, earlyMs = EARLY_MS): Promise<OperationView> {
     const startedAtMs = this.now();
@@ -60,7 +67,7 @@ export class OperationLog {
     let timer: NodeJS.Timeout | undefined;
     const early = await Promise.race([outcome, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), earlyMs)))]);
     clearTimeout(timer);
-    if (early && !early.ok && isRefusal(early.err)) throw early.err;
+    if (early && !early.ok && (isRefusal(early.err) || REQUEST_REFUSED.has(codeOf(early.err)))) throw early.err;
     const op: OperationView = { id: this.nextId++, kind, target, state: 'running', startedAtMs, finishedAtMs: 0, summary: '' };
     this.ops.unshift(op);
     this.trim();

@@ -1,5 +1,5 @@
 /**
- * Queue depth by status, read through the public API (ListJobs for the
+ * Queue depth by status, read through the public API (ListQueues for the
  * queue names, ListRuns per queue and status). The API has no count call,
  * so each count is one page of runs: at most LIVE_CAP for the statuses an
  * operator watches (scheduled, buffered, in flight, dead), TERMINAL_CAP for
@@ -18,8 +18,8 @@ import type { QueueLimitsInfo, RunStatusName, TimelaneClient } from '@timelane/c
 export const LIVE_CAP = 1000;
 /** Most runs counted for a finished status. */
 export const TERMINAL_CAP = 100;
-/** Jobs read to learn queue names (one ListJobs page). */
-const MAX_JOBS_READ = 1000;
+/** Most queue names read (ListQueues pages of 1,000); past it the list says it is partial. */
+export const MAX_QUEUES = 5000;
 const CACHE_MS = 5_000;
 const NAMES_CACHE_MS = 30_000;
 
@@ -58,6 +58,8 @@ export interface QueueStats {
   dueSoon: DueSoon;
   /** The cap of each status's count. */
   caps: Record<DepthStatus, number>;
+  /** More than MAX_QUEUES queues: the rest are not shown (nor counted in dueSoon). */
+  queuesCapped: boolean;
 }
 
 export interface QueueStatsDeps {
@@ -71,7 +73,7 @@ const DUE_BUCKET_MS = 60_000;
 
 export class QueueStatsReader {
   private cached: { atMs: number; value: Promise<QueueStats> } | null = null;
-  private names: { atMs: number; value: Set<string> } | null = null;
+  private names: { atMs: number; value: { names: string[]; capped: boolean } } | null = null;
 
   constructor(private readonly deps: QueueStatsDeps) {}
 
@@ -87,7 +89,7 @@ export class QueueStatsReader {
   private async load(now: number): Promise<QueueStats> {
     const { client } = this.deps;
     const [known, limits] = await Promise.all([this.queueNames(now), client.listQueueLimits()]);
-    const names = new Set(known);
+    const names = new Set(known.names);
     const streams = this.deps.streamsPerQueue();
     for (const l of limits) names.add(l.queue);
     // Names come from the API only, as the caller may see them: this member's
@@ -116,14 +118,21 @@ export class QueueStatsReader {
       queues.push({ queue, counts, capped, limits: limits.find((l) => l.queue === queue) ?? null, workerStreamsHere: streams[queue] ?? 0 });
     }
     const caps = Object.fromEntries(DEPTH_STATUSES.map((st) => [st, capOf(st)])) as Record<DepthStatus, number>;
-    return { atMs: now, queues, allQueueStreamsHere: streams['*'] ?? 0, dueSoon: due, caps };
+    if (known.capped) due.partial = true;
+    return { atMs: now, queues, allQueueStreamsHere: streams['*'] ?? 0, dueSoon: due, caps, queuesCapped: known.capped };
   }
 
-  /** Queues of the first MAX_JOBS_READ jobs (by id), re-read every NAMES_CACHE_MS. */
-  private async queueNames(now: number): Promise<Set<string>> {
+  /** Every queue holding runs (up to MAX_QUEUES), re-read every NAMES_CACHE_MS. */
+  private async queueNames(now: number): Promise<{ names: string[]; capped: boolean }> {
     if (this.names && now - this.names.atMs < NAMES_CACHE_MS) return this.names.value;
-    const res = await this.deps.client.listJobs({ pageSize: MAX_JOBS_READ });
-    const value = new Set(res.jobs.map((j) => j.queue));
+    const names: string[] = [];
+    let pageToken = '';
+    do {
+      const page = await this.deps.client.listQueues({ pageSize: 1000, pageToken });
+      names.push(...page.queues);
+      pageToken = page.nextPageToken;
+    } while (pageToken && names.length < MAX_QUEUES);
+    const value = { names: names.slice(0, MAX_QUEUES), capped: pageToken !== '' || names.length > MAX_QUEUES };
     this.names = { atMs: now, value };
     return value;
   }

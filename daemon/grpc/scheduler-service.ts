@@ -10,7 +10,7 @@ import { ReadGate, readGateLimits } from './read-gate.js';
 import { invalidArgument, notFound } from '../errors.js';
 import { WORKFLOW_START_QUEUE } from '../workflows/scheduled-starts.js';
 import { API_DEADLINE_MS, withServerDeadline } from './server-deadline.js';
-import { callerQueue, ownJob, qualifyQueue, readNamespace, tenantOf, unqualifyAnswer, writeNamespace, type Tenant } from './tenancy.js';
+import { callerQueue, ownJob, qualifyQueue, readNamespace, tenantOf, unqualifyAnswer, unqualifyQueue, writeNamespace, type Tenant } from './tenancy.js';
 import { serveTraced } from '../tracing/run-tracing.js';
 import type { TraceContext } from '../tracing/trace-context.js';
 import type { Attributes } from '@opentelemetry/api';
@@ -205,11 +205,21 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
         queue: req.queue ? callerQueue(t, 'queue', req.queue) : null,
         status: v.runStatusFilter('status', req.status),
         afterId: v.pageToken('page_token', req.pageToken),
+        ...v.dueRange(req),
         limit,
         namespace: t,
       };
       const runs = await listGate.run(() => ctx.scheduling.listRuns(filter), cancelSignal(call));
       return { runs: runs.map(runToWire), nextPageToken: runs.length === limit ? String(runs[runs.length - 1].id) : '' };
+    }),
+    ListQueues: unary(ctx, async (req, call, t) => {
+      const limit = v.pageSize('page_size', req.pageSize);
+      if (req.pageToken.length > 300) throw invalidArgument('page_token', 'is not a token this server issued');
+      const prefix = qualifyQueue(t, '');
+      const after = req.pageToken ? qualifyQueue(t, req.pageToken) : '';
+      const queues = await listGate.run(() => ctx.scheduling.listQueues(after, prefix, limit), cancelSignal(call));
+      const names = queues.map((q) => unqualifyQueue(t, q));
+      return { queues: names, nextPageToken: names.length === limit ? names[names.length - 1] : '' };
     }),
     CancelJob: unary(ctx, async (req, _call, t) => {
       const id = await checkJob(t, v.jobId('job_id', req.jobId));

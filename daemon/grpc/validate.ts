@@ -335,6 +335,16 @@ export function jobUpdate(req: UpdateJobRequest__Output, nowMs: number, limits: 
   return { recurrence, payload, priority, retry, leaseMs };
 }
 
+/** ListRuns' due-time range: epoch ms, null where unbounded (0 on the wire). */
+export function dueRange(req: { dueFromMs: string; dueToMs: string }): { dueFromMs: number | null; dueToMs: number | null } {
+  const from = int64('due_from_ms', req.dueFromMs);
+  const to = int64('due_to_ms', req.dueToMs);
+  if (from < 0 || from > MAX_EPOCH_MS) throw invalidArgument('due_from_ms', 'must be epoch ms, 0..253402300799999');
+  if (to < 0 || to > MAX_EPOCH_MS) throw invalidArgument('due_to_ms', 'must be epoch ms, 0..253402300799999');
+  if (from > 0 && to > 0 && to < from) throw invalidArgument('due_to_ms', 'must not be before due_from_ms');
+  return { dueFromMs: from || null, dueToMs: to || null };
+}
+
 /** ListDeadRuns' filter (also ReplayRuns' filter, prefixed "filter."). */
 export function deadRunsFilter(p: string, req: ListDeadRunsRequest__Output, limit: number): DeadRunsFilter {
   const since = int64(`${p}since_ms`, req.sinceMs);

@@ -9,7 +9,7 @@
 import type { Queryable } from '../db/pool.js';
 import { query, transaction } from '../db/pool.js';
 import type { JobRow, RunRow, RunStatus } from '../db/queries/columns.js';
-import { CANCEL_JOB, LIST_RUNS, NAMESPACES_OF_RUNS, RESCHEDULE_JOB, SELECT_JOB, SELECT_RUN, SELECT_RUNS_OF_JOB } from '../db/queries/jobs.js';
+import { CANCEL_JOB, LIST_QUEUES, LIST_RUNS, NAMESPACES_OF_RUNS, RESCHEDULE_JOB, SELECT_JOB, SELECT_RUN, SELECT_RUNS_OF_JOB } from '../db/queries/jobs.js';
 import { plainArray } from './pg-arrays.js';
 import { failedPrecondition, notFound } from '../errors.js';
 import type { AfterCommit } from '../engine/router.js';
@@ -29,6 +29,9 @@ export interface ListRunsFilter {
   limit: number;
   /** Only runs of this namespace's jobs; null or absent: every namespace. */
   namespace?: string | null;
+  /** Only runs due at or after / at or before (epoch ms); null or absent: unbounded. */
+  dueFromMs?: number | null;
+  dueToMs?: number | null;
 }
 
 export class SchedulingService {
@@ -80,8 +83,14 @@ export class SchedulingService {
     return replayRuns(this.deps.db, this.deps.router, ids);
   }
 
+  /** Queue names of runs after `after`, in order; only those starting with `prefix`. */
+  async listQueues(after: string, prefix: string, limit: number): Promise<string[]> {
+    const { rows } = await query<{ queue: string }>(this.deps.db, LIST_QUEUES, [after, prefix, limit]);
+    return rows.map((r) => r.queue);
+  }
+
   async listRuns(f: ListRunsFilter): Promise<RunRow[]> {
-    const { rows } = await query<RunRow>(this.deps.db, LIST_RUNS, [f.jobId, f.queue, f.status, f.afterId, f.limit, f.namespace ?? null]);
+    const { rows } = await query<RunRow>(this.deps.db, LIST_RUNS, [f.jobId, f.queue, f.status, f.afterId, f.limit, f.namespace ?? null, f.dueFromMs ?? null, f.dueToMs ?? null]);
     return rows;
   }
 

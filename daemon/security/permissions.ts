@@ -28,6 +28,7 @@ export const METHOD_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/timelane.v1.Scheduler/GetJob': 'read',
   '/timelane.v1.Scheduler/GetRun': 'read',
   '/timelane.v1.Scheduler/ListRuns': 'read',
+  '/timelane.v1.Scheduler/ListQueues': 'read',
   '/timelane.v1.Scheduler/CancelJob': 'schedule',
   '/timelane.v1.Scheduler/RescheduleJob': 'schedule',
   '/timelane.v1.Scheduler/ListJobs': 'read',

@@ -39,6 +39,8 @@ import type { ListMembersRequest as _timelane_v1_ListMembersRequest, ListMembers
 import type { ListMembersResponse as _timelane_v1_ListMembersResponse, ListMembersResponse__Output as _timelane_v1_ListMembersResponse__Output } from './timelane/v1/ListMembersResponse.js';
 import type { ListQueueLimitsRequest as _timelane_v1_ListQueueLimitsRequest, ListQueueLimitsRequest__Output as _timelane_v1_ListQueueLimitsRequest__Output } from './timelane/v1/ListQueueLimitsRequest.js';
 import type { ListQueueLimitsResponse as _timelane_v1_ListQueueLimitsResponse, ListQueueLimitsResponse__Output as _timelane_v1_ListQueueLimitsResponse__Output } from './timelane/v1/ListQueueLimitsResponse.js';
+import type { ListQueuesRequest as _timelane_v1_ListQueuesRequest, ListQueuesRequest__Output as _timelane_v1_ListQueuesRequest__Output } from './timelane/v1/ListQueuesRequest.js';
+import type { ListQueuesResponse as _timelane_v1_ListQueuesResponse, ListQueuesResponse__Output as _timelane_v1_ListQueuesResponse__Output } from './timelane/v1/ListQueuesResponse.js';
 import type { ListRunsRequest as _timelane_v1_ListRunsRequest, ListRunsRequest__Output as _timelane_v1_ListRunsRequest__Output } from './timelane/v1/ListRunsRequest.js';
 import type { ListRunsResponse as _timelane_v1_ListRunsResponse, ListRunsResponse__Output as _timelane_v1_ListRunsResponse__Output } from './timelane/v1/ListRunsResponse.js';
 import type { ListShardsRequest as _timelane_v1_ListShardsRequest, ListShardsRequest__Output as _timelane_v1_ListShardsRequest__Output } from './timelane/v1/ListShardsRequest.js';
@@ -149,6 +151,8 @@ export interface ProtoGrpcType {
       ListMembersResponse: MessageTypeDefinition<_timelane_v1_ListMembersResponse, _timelane_v1_ListMembersResponse__Output>
       ListQueueLimitsRequest: MessageTypeDefinition<_timelane_v1_ListQueueLimitsRequest, _timelane_v1_ListQueueLimitsRequest__Output>
       ListQueueLimitsResponse: MessageTypeDefinition<_timelane_v1_ListQueueLimitsResponse, _timelane_v1_ListQueueLimitsResponse__Output>
+      ListQueuesRequest: MessageTypeDefinition<_timelane_v1_ListQueuesRequest, _timelane_v1_ListQueuesRequest__Output>
+      ListQueuesResponse: MessageTypeDefinition<_timelane_v1_ListQueuesResponse, _timelane_v1_ListQueuesResponse__Output>
       ListRunsRequest: MessageTypeDefinition<_timelane_v1_ListRunsRequest, _timelane_v1_ListRunsRequest__Output>
       ListRunsResponse: MessageTypeDefinition<_timelane_v1_ListRunsResponse, _timelane_v1_ListRunsResponse__Output>
       ListShardsRequest: MessageTypeDefinition<_timelane_v1_ListShardsRequest, _timelane_v1_ListShardsRequest__Output>

@@ -199,8 +199,27 @@ describe('reads and job commands', () => {
     await expectRefused('listRuns', { status: 99 }, 'status');
     await expectRefused('listRuns', { jobId: 'nope' }, 'job_id');
     await expectRefused('listRuns', { queue: 'bad queue' }, 'queue');
+    await expectRefused('listRuns', { dueFromMs: '-5' }, 'due_from_ms');
+    await expectRefused('listRuns', { dueToMs: '253402300800000' }, 'due_to_ms');
+    await expectRefused('listRuns', { dueFromMs: '2000', dueToMs: '1000' }, 'due_to_ms');
     const ok = await call('listRuns', { pageSize: 1000 });
     expect(ok.err).toBeNull();
+  });
+
+  it('ListRuns by due time: exactly the runs due in the range, paged with no gap', async () => {
+    const base = Date.now() + 3_600_000;
+    const made = await client.scheduleBatch(Array.from({ length: 9 }, (_, k) => ({ queue: 'due-range', at: base + k * 1_000 })));
+    const want = made.slice(2, 7).map((s) => s.run.id); // due base+2s … base+6s, both ends included
+    const seen: string[] = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await client.listRuns({ queue: 'due-range', dueFrom: base + 2_000, dueTo: base + 6_000, pageSize: 2, pageToken });
+      expect(page.runs.length).toBeLessThanOrEqual(2);
+      seen.push(...page.runs.map((r) => r.id));
+      pageToken = page.nextPageToken || undefined;
+    } while (pageToken);
+    expect(seen).toEqual(want);
+    await expect(client.listRuns({ dueFrom: Number.NaN })).rejects.toThrow(/^dueFrom: /);
   });
 
   it('CancelJob: bad ids → job_id; unknown uuid → NOT_FOUND', async () => {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../daemon/config.js';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { closeClient, openClient, startDaemon, stopDaemon, waitUntil } from '../helpers/e2e.js';
+import { closeClient, openClient, startDaemon, stopDaemon } from '../helpers/e2e.js';
 
 let db: TestDatabase;
 let daemon: DaemonProcess | undefined;
@@ -100,7 +100,7 @@ describe('web console JSON API', () => {
     expect((badEscape.body as ErrorBody).param).toBe('path');
   });
 
-  it('maps gRPC errors: an unknown job is 404, a pause of a one-shot job 409; a drain without a cluster fails as an operation', async () => {
+  it('maps gRPC errors: an unknown job is 404, a pause of a one-shot job 409; a drain or move without a cluster is 409 at once, not an operation', async () => {
     expect((await get(`/api/jobs/${randomUUID()}`)).status).toBe(404);
     const client = openClient(daemon!.address);
     try {
@@ -113,20 +113,72 @@ describe('web console JSON API', () => {
     }
     expect((await get('/api/runs/999999')).status).toBe(404);
     // An unknown run id in a search is an empty result, not an error.
-    expect(await get('/api/runs?id=999999')).toEqual({ status: 200, body: { runs: [], nextPageToken: '', scanned: 0 } });
-    const started = await post('/api/members/console-api/drain', '{}');
-    expect(started.status).toBe(202);
-    const id = (started.body as { id: number }).id;
-    let summary = '';
-    expect(
-      await waitUntil(async () => {
-        const ops = (await get('/api/operations')).body as { id: number; state: string; summary: string }[];
-        const op = ops.find((o) => o.id === id);
-        summary = op?.summary ?? '';
-        return op?.state === 'failed';
-      }, 5_000),
-    ).toBe(true);
-    expect(summary).toMatch(/REDIS_URL/);
+    expect(await get('/api/runs?id=999999')).toEqual({ status: 200, body: { runs: [], nextPageToken: '' } });
+    // A run by id with another filter: refused naming it, never silently ignored.
+    const both = await get('/api/runs?id=1&queue=elsewhere');
+    expect(both.status).toBe(400);
+    expect((both.body as ErrorBody).param).toBe('queue');
+    const drain = await post('/api/members/console-api/drain', '{}');
+    expect(drain.status).toBe(409);
+    expect((drain.body as ErrorBody).error).toMatch(/REDIS_URL/);
+    const move = await post('/api/shards/99/move', JSON.stringify({ toMember: 'console-api' }));
+    expect(move.status).toBe(409);
+    expect((move.body as ErrorBody).error).toMatch(/REDIS_URL/);
+    expect((await get('/api/operations')).body).toEqual([]);
+  });
+
+  it('a due-time search finds every matching run and pages on from the last one returned (before: it read 5,000 runs by id, and its token skipped runs)', async () => {
+    const client = openClient(daemon!.address);
+    try {
+      const base = Date.now() + 7_200_000;
+      const made = await client.scheduleBatch(Array.from({ length: 9 }, (_, k) => ({ queue: 'console-due', at: base + k * 1_000 })));
+      const want = made.slice(2, 7).map((m) => m.run.id);
+      const from = new Date(base + 2_000).toISOString();
+      const to = new Date(base + 6_000).toISOString();
+      const seen: string[] = [];
+      let token = '';
+      for (let page = 0; page < 10; page++) {
+        const res = await get(`/api/runs?queue=console-due&from=${from}&to=${to}&limit=2${token ? `&pageToken=${token}` : ''}`);
+        expect(res.status).toBe(200);
+        const body = res.body as { runs: { id: string }[]; nextPageToken: string };
+        expect(body.runs.length).toBeLessThanOrEqual(2);
+        seen.push(...body.runs.map((r) => r.id));
+        token = body.nextPageToken;
+        if (!token) break;
+      }
+      expect(seen).toEqual(want);
+    } finally {
+      closeClient(client);
+    }
+  });
+
+  it('the Queues page lists every queue holding runs, not those of the first 1,000 jobs (ListQueues)', async () => {
+    const client = openClient(daemon!.address);
+    try {
+      const far = Date.now() + 7_200_000;
+      await client.scheduleBatch(Array.from({ length: 1_000 }, () => ({ queue: 'console-old', at: far })));
+      await client.schedule({ queue: 'console-new', at: far });
+      const page = await get('/api/queues');
+      expect(page.status, JSON.stringify(page.body)).toBe(200);
+      const body = page.body as { queues: { queue: string; counts: { scheduled: number } }[]; queuesCapped: boolean };
+      expect(body.queues.find((q) => q.queue === 'console-new')?.counts.scheduled).toBe(1);
+      expect(body.queues.find((q) => q.queue === 'console-old')?.counts.scheduled).toBe(1_000);
+      expect(body.queuesCapped).toBe(false);
+      // The API itself, a page at a time, in name order.
+      const names: string[] = [];
+      let pageToken: string | undefined;
+      do {
+        const p = await client.listQueues({ pageSize: 1, pageToken });
+        expect(p.queues.length).toBeLessThanOrEqual(1);
+        names.push(...p.queues);
+        pageToken = p.nextPageToken || undefined;
+      } while (pageToken);
+      expect(names).toEqual([...names].sort());
+      expect(new Set(names).size).toBe(names.length);
+      expect(names).toEqual(expect.arrayContaining(['console-due', 'console-new', 'console-old']));
+    } finally {
+      closeClient(client);
+    }
   });
 
   it('serves the front end and its vendored libraries, and nothing outside dist/console/web', async () => {

@@ -510,7 +510,9 @@ describe('namespaces isolate; quotas hold', () => {
     await denied('ScheduleBatch into another namespace', fraud.scheduleBatch([{ queue: 'invoices' }, { queue: 'invoices', namespace: 'billing' }]));
     expect((await fraud.listJobs({ pageSize: 1000 })).jobs).toHaveLength(1); // the refused batch wrote nothing
     await denied('ListJobs of another namespace', fraud.listJobs({ namespace: 'billing' }));
-    // Lists show only the caller's own.
+    // Lists show only the caller's own, queues by their names in the namespace.
+    expect((await fraud.listQueues()).queues).toEqual(['invoices']);
+    expect((await admin.listQueues()).queues).toEqual(expect.arrayContaining(['billing/invoices', 'fraud/invoices']));
     const fraudJobs = (await fraud.listJobs({ pageSize: 1000 })).jobs.map((j) => j.id);
     expect(fraudJobs).toEqual([f.job.id]);
     const fraudRuns = (await fraud.listRuns({ pageSize: 1000 })).runs;

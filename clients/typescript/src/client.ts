@@ -20,6 +20,7 @@ import type { ListQueueLimitsResponse__Output as ListQueueLimitsOut } from '../p
 import type { ListJobsResponse__Output as ListJobsOut } from '../proto/gen/timelane/v1/ListJobsResponse.js';
 import type { ListMembersResponse__Output as ListMembersOut } from '../proto/gen/timelane/v1/ListMembersResponse.js';
 import type { ListRunsResponse__Output as ListRunsOut } from '../proto/gen/timelane/v1/ListRunsResponse.js';
+import type { ListQueuesResponse__Output as ListQueuesOut } from '../proto/gen/timelane/v1/ListQueuesResponse.js';
 import type { ListShardsResponse__Output as ListShardsOut } from '../proto/gen/timelane/v1/ListShardsResponse.js';
 import type { MoveShardResponse__Output as MoveShardOut } from '../proto/gen/timelane/v1/MoveShardResponse.js';
 import type { PauseJobResponse__Output as PauseJobOut } from '../proto/gen/timelane/v1/PauseJobResponse.js';
@@ -96,6 +97,7 @@ import type {
   RescheduleInput,
   ResumeOptions,
   RunInfo,
+  QueuePage,
   RunPage,
   RunWithAttempts,
   ListDeadRunsInput,
@@ -345,9 +347,19 @@ export class TimelaneClient {
       status: runStatusToWire(input.status),
       pageSize: wholeNumber('pageSize', input.pageSize),
       pageToken: input.pageToken ?? '',
+      // 0 means "no bound" on the wire: an invalid instant is refused, not sent as 0.
+      dueFromMs: input.dueFrom === undefined ? 0 : instantMs('dueFrom', input.dueFrom),
+      dueToMs: input.dueTo === undefined ? 0 : instantMs('dueTo', input.dueTo),
     };
     const res = await this.call<ListRunsOut>((o, cb) => this.scheduler.listRuns(req, o, cb));
     return { runs: res.runs.map(runInfo), nextPageToken: res.nextPageToken };
+  }
+
+  /** The queues that hold runs, in name order, a page at a time (a namespace-bound caller: its own). */
+  async listQueues(input: { pageSize?: number; pageToken?: string } = {}): Promise<QueuePage> {
+    const req = { pageSize: wholeNumber('pageSize', input.pageSize), pageToken: input.pageToken ?? '' };
+    const res = await this.call<ListQueuesOut>((o, cb) => this.scheduler.listQueues(req, o, cb));
+    return { queues: res.queues, nextPageToken: res.nextPageToken };
   }
 
   async cancelJob(jobId: string): Promise<CancelResult> {

@@ -113,6 +113,10 @@ export interface ListRunsInput {
   jobId?: string;
   queue?: string;
   status?: RunStatusName;
+  /** Only runs due at or after this instant. */
+  dueFrom?: Date | number;
+  /** Only runs due at or before this instant. */
+  dueTo?: Date | number;
   /** 1..1000; default 100. */
   pageSize?: number;
   pageToken?: string;
@@ -457,6 +461,12 @@ export interface BackfillResult {
   alreadyExisted: number;
   /** Occurrences in the range (with dryRun: counted, none made). */
   occurrences: number;
+}
+
+export interface QueuePage {
+  queues: string[];
+  /** Empty when there are no more. */
+  nextPageToken: string;
 }
 
 export interface RunPage {

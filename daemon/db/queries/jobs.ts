@@ -119,14 +119,31 @@ export const SELECT_RUN = `SELECT ${RUN_COLUMNS} FROM runs r WHERE r.id = $1`;
 
 /**
  * listRuns — a page of runs ordered by id. $1 job id (null = any), $2 queue
- * (null = any), $3 status (null = any), $4 after id (exclusive), $5 limit.
+ * (null = any), $3 status (null = any), $4 after id (exclusive), $5 limit,
+ * $6 namespace (null = any), $7 / $8 due at or after / at or before, epoch
+ * ms (null = unbounded).
  */
 export const LIST_RUNS = `
 SELECT ${RUN_COLUMNS} FROM runs r
 WHERE ($1::uuid IS NULL OR r.job_id = $1) AND ($2::text IS NULL OR r.queue = $2)
   AND ($3::text IS NULL OR r.status = $3) AND r.id > $4
   AND ($6::text IS NULL OR EXISTS (SELECT 1 FROM jobs j WHERE j.id = r.job_id AND j.namespace = $6))
+  AND ($7::int8 IS NULL OR r.due_at >= to_timestamp($7::int8 / 1000.0)) AND ($8::int8 IS NULL OR r.due_at <= to_timestamp($8::int8 / 1000.0))
 ORDER BY r.id LIMIT $5`;
+
+/**
+ * listQueues — distinct queue names of runs after $1 ('' = from the first),
+ * in index order, by a skip scan of runs_queue_status: one index probe per
+ * name, whatever the number of runs. $2 prefix (a namespace's "ns/"; '' =
+ * any), $3 limit. The recursion stops when the limit is reached.
+ */
+export const LIST_QUEUES = `
+WITH RECURSIVE q(queue) AS (
+  (SELECT r.queue FROM runs r WHERE r.queue > $1 ORDER BY r.queue LIMIT 1)
+  UNION ALL
+  SELECT (SELECT r.queue FROM runs r WHERE r.queue > q.queue ORDER BY r.queue LIMIT 1) FROM q WHERE q.queue IS NOT NULL
+)
+SELECT queue FROM q WHERE queue IS NOT NULL AND starts_with(queue, $2) LIMIT $3`;
 
 /** countWaitingRuns — runs of a namespace's jobs waiting to fire (quota max_scheduled_runs). $1 namespace. */
 export const COUNT_WAITING_RUNS = `

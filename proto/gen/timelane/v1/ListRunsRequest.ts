@@ -1,6 +1,7 @@
 // Original file: proto/timelane/v1/timelane.proto
 
 import type { RunStatus as _timelane_v1_RunStatus, RunStatus__Output as _timelane_v1_RunStatus__Output } from '../../timelane/v1/RunStatus.js';
+import type { Long } from '@grpc/proto-loader';
 
 export interface ListRunsRequest {
   'jobId'?: (string);
@@ -8,6 +9,8 @@ export interface ListRunsRequest {
   'status'?: (_timelane_v1_RunStatus);
   'pageSize'?: (number);
   'pageToken'?: (string);
+  'dueFromMs'?: (number | string | Long);
+  'dueToMs'?: (number | string | Long);
 }
 
 export interface ListRunsRequest__Output {
@@ -16,4 +19,6 @@ export interface ListRunsRequest__Output {
   'status': (_timelane_v1_RunStatus__Output);
   'pageSize': (number);
   'pageToken': (string);
+  'dueFromMs': (string);
+  'dueToMs': (string);
 }

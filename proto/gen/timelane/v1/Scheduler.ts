@@ -14,6 +14,8 @@ import type { ListDeadRunsRequest as _timelane_v1_ListDeadRunsRequest, ListDeadR
 import type { ListDeadRunsResponse as _timelane_v1_ListDeadRunsResponse, ListDeadRunsResponse__Output as _timelane_v1_ListDeadRunsResponse__Output } from '../../timelane/v1/ListDeadRunsResponse.js';
 import type { ListJobsRequest as _timelane_v1_ListJobsRequest, ListJobsRequest__Output as _timelane_v1_ListJobsRequest__Output } from '../../timelane/v1/ListJobsRequest.js';
 import type { ListJobsResponse as _timelane_v1_ListJobsResponse, ListJobsResponse__Output as _timelane_v1_ListJobsResponse__Output } from '../../timelane/v1/ListJobsResponse.js';
+import type { ListQueuesRequest as _timelane_v1_ListQueuesRequest, ListQueuesRequest__Output as _timelane_v1_ListQueuesRequest__Output } from '../../timelane/v1/ListQueuesRequest.js';
+import type { ListQueuesResponse as _timelane_v1_ListQueuesResponse, ListQueuesResponse__Output as _timelane_v1_ListQueuesResponse__Output } from '../../timelane/v1/ListQueuesResponse.js';
 import type { ListRunsRequest as _timelane_v1_ListRunsRequest, ListRunsRequest__Output as _timelane_v1_ListRunsRequest__Output } from '../../timelane/v1/ListRunsRequest.js';
 import type { ListRunsResponse as _timelane_v1_ListRunsResponse, ListRunsResponse__Output as _timelane_v1_ListRunsResponse__Output } from '../../timelane/v1/ListRunsResponse.js';
 import type { PauseJobRequest as _timelane_v1_PauseJobRequest, PauseJobRequest__Output as _timelane_v1_PauseJobRequest__Output } from '../../timelane/v1/PauseJobRequest.js';
@@ -87,6 +89,15 @@ export interface SchedulerClient extends grpc.Client {
   listJobs(argument: _timelane_v1_ListJobsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_ListJobsResponse__Output>): grpc.ClientUnaryCall;
   listJobs(argument: _timelane_v1_ListJobsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_ListJobsResponse__Output>): grpc.ClientUnaryCall;
   listJobs(argument: _timelane_v1_ListJobsRequest, callback: grpc.requestCallback<_timelane_v1_ListJobsResponse__Output>): grpc.ClientUnaryCall;
+  
+  ListQueues(argument: _timelane_v1_ListQueuesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_ListQueuesResponse__Output>): grpc.ClientUnaryCall;
+  ListQueues(argument: _timelane_v1_ListQueuesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_ListQueuesResponse__Output>): grpc.ClientUnaryCall;
+  ListQueues(argument: _timelane_v1_ListQueuesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_ListQueuesResponse__Output>): grpc.ClientUnaryCall;
+  ListQueues(argument: _timelane_v1_ListQueuesRequest, callback: grpc.requestCallback<_timelane_v1_ListQueuesResponse__Output>): grpc.ClientUnaryCall;
+  listQueues(argument: _timelane_v1_ListQueuesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_ListQueuesResponse__Output>): grpc.ClientUnaryCall;
+  listQueues(argument: _timelane_v1_ListQueuesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_ListQueuesResponse__Output>): grpc.ClientUnaryCall;
+  listQueues(argument: _timelane_v1_ListQueuesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_ListQueuesResponse__Output>): grpc.ClientUnaryCall;
+  listQueues(argument: _timelane_v1_ListQueuesRequest, callback: grpc.requestCallback<_timelane_v1_ListQueuesResponse__Output>): grpc.ClientUnaryCall;
   
   ListRuns(argument: _timelane_v1_ListRunsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_timelane_v1_ListRunsResponse__Output>): grpc.ClientUnaryCall;
   ListRuns(argument: _timelane_v1_ListRunsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_timelane_v1_ListRunsResponse__Output>): grpc.ClientUnaryCall;
@@ -184,6 +195,8 @@ export interface SchedulerHandlers extends grpc.UntypedServiceImplementation {
   
   ListJobs: grpc.handleUnaryCall<_timelane_v1_ListJobsRequest__Output, _timelane_v1_ListJobsResponse>;
   
+  ListQueues: grpc.handleUnaryCall<_timelane_v1_ListQueuesRequest__Output, _timelane_v1_ListQueuesResponse>;
+  
   ListRuns: grpc.handleUnaryCall<_timelane_v1_ListRunsRequest__Output, _timelane_v1_ListRunsResponse>;
   
   PauseJob: grpc.handleUnaryCall<_timelane_v1_PauseJobRequest__Output, _timelane_v1_PauseJobResponse>;
@@ -211,6 +224,7 @@ export interface SchedulerDefinition extends grpc.ServiceDefinition {
   GetRun: MethodDefinition<_timelane_v1_GetRunRequest, _timelane_v1_GetRunResponse, _timelane_v1_GetRunRequest__Output, _timelane_v1_GetRunResponse__Output>
   ListDeadRuns: MethodDefinition<_timelane_v1_ListDeadRunsRequest, _timelane_v1_ListDeadRunsResponse, _timelane_v1_ListDeadRunsRequest__Output, _timelane_v1_ListDeadRunsResponse__Output>
   ListJobs: MethodDefinition<_timelane_v1_ListJobsRequest, _timelane_v1_ListJobsResponse, _timelane_v1_ListJobsRequest__Output, _timelane_v1_ListJobsResponse__Output>
+  ListQueues: MethodDefinition<_timelane_v1_ListQueuesRequest, _timelane_v1_ListQueuesResponse, _timelane_v1_ListQueuesRequest__Output, _timelane_v1_ListQueuesResponse__Output>
   ListRuns: MethodDefinition<_timelane_v1_ListRunsRequest, _timelane_v1_ListRunsResponse, _timelane_v1_ListRunsRequest__Output, _timelane_v1_ListRunsResponse__Output>
   PauseJob: MethodDefinition<_timelane_v1_PauseJobRequest, _timelane_v1_PauseJobResponse, _timelane_v1_PauseJobRequest__Output, _timelane_v1_PauseJobResponse__Output>
   ReplayRuns: MethodDefinition<_timelane_v1_ReplayRunsRequest, _timelane_v1_ReplayRunsResponse, _timelane_v1_ReplayRunsRequest__Output, _timelane_v1_ReplayRunsResponse__Output>
