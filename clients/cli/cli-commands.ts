@@ -9,6 +9,7 @@ import {
   type ConnectionOptions,
   connectionOptions,
   durationArg,
+  epochArg,
   instantArg,
   intArg,
   intInArg,
@@ -37,6 +38,8 @@ interface RunsOptions extends ConnectionOptions {
   job?: string;
   queue?: string;
   status?: RunStatusName;
+  dueFrom?: number;
+  dueTo?: number;
   limit?: number;
   pageToken?: string;
 }
@@ -147,6 +150,8 @@ export function registerClientCommands(program: Command): void {
     .option('--job <id>', 'only this job')
     .option('--queue <queue>', 'only this queue')
     .addOption(new Option('--status <status>', 'only this status').choices(RUN_STATUSES))
+    .option('--due-from <iso|ms>', 'only runs due at or after', epochArg)
+    .option('--due-to <iso|ms>', 'only runs due at or before', epochArg)
     .option('--limit <n>', 'page size (1..1000, default 100)', intInArg(1, 1000))
     .option('--page-token <token>', 'continue a previous listing')
     .action((opts: RunsOptions) =>
@@ -155,11 +160,26 @@ export function registerClientCommands(program: Command): void {
           jobId: opts.job,
           queue: opts.queue,
           status: opts.status,
+          dueFrom: opts.dueFrom,
+          dueTo: opts.dueTo,
           pageSize: opts.limit,
           pageToken: opts.pageToken,
         });
         if (opts.json) return out(toJson(page));
         out(runsTable(page.runs));
+        if (page.nextPageToken) process.stderr.write(`more: --page-token ${page.nextPageToken}\n`);
+      }),
+    );
+
+  connectionOptions(program.command('queues'))
+    .description('list the queues holding runs, in name order')
+    .option('--limit <n>', 'page size (1..1000, default 100)', intInArg(1, 1000))
+    .option('--page-token <token>', 'continue a previous listing')
+    .action((opts: ConnectionOptions & { limit?: number; pageToken?: string }) =>
+      withClient(opts, async (client) => {
+        const page = await client.listQueues({ pageSize: opts.limit, pageToken: opts.pageToken });
+        if (opts.json) return out(toJson(page));
+        out(page.queues.join('\n'));
         if (page.nextPageToken) process.stderr.write(`more: --page-token ${page.nextPageToken}\n`);
       }),
     );

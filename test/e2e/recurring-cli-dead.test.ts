@@ -248,6 +248,23 @@ describe('CLI schedule, success paths', () => {
 
 // ------------------------------------------------------ ListDeadRuns ---
 
+describe('CLI runs --due-from/--due-to, and queues', () => {
+  it('runs by due range prints exactly the runs due in it; queues lists the queue', async () => {
+    const base = Date.now() + 3_600_000;
+    const made = await client.scheduleBatch(Array.from({ length: 6 }, (_, k) => ({ queue: 'cd-due', at: base + k * 1_000 })));
+    const res = await cli('runs', '--queue', 'cd-due', '--due-from', new Date(base + 1_000).toISOString(), '--due-to', String(base + 3_000), '--json');
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect((JSON.parse(res.stdout) as { runs: { id: string }[] }).runs.map((r) => r.id)).toEqual(made.slice(1, 4).map((m) => m.run.id));
+    const bad = await cli('runs', '--due-from', 'soon');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--due-from/);
+    const queues = await cli('queues');
+    expect(queues.code).toBe(0);
+    expect(queues.stdout.split('\n')).toContain('cd-due');
+  });
+});
+
 describe('ListDeadRuns: filters and paging', () => {
   let jobId = '';
   /** Dead runs made before `boundary`, then after it. */
