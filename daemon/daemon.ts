@@ -359,6 +359,7 @@ export class Daemon {
     const cfg = this.config;
     if (!cfg.redisUrl) return new PostgresLeaseBackend({ leaseDb: this.leaseDb, memberId: cfg.memberId, log: this.log });
     this.redis = connectRedis(cfg.redisUrl, cfg.leaseTtlMs, this.log, { ca: cfg.redisTlsCa, cert: cfg.redisTlsCert, key: cfg.redisTlsKey });
+    this.metrics.watchRedis();
     return new RedisLeaseBackend({ redis: this.redis, leaseDb: this.leaseDb, prefix: cfg.redisPrefix, memberId: cfg.memberId, log: this.log });
   }
 

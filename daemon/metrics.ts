@@ -7,6 +7,7 @@ import { readTlsFiles, watchHttpsContext, type TlsFiles } from './security/tls.j
 import type { Logger } from './log.js';
 import http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { LOST_REASONS } from './coord/shard-leases.js';
 
 const LAG_BUCKETS_MS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 25, 50, 100, 250, 500, 1000, 5000, 30_000];
 
@@ -47,10 +48,21 @@ export class Metrics {
   readonly heldBack = new Gauge({ name: 'timelane_runs_held_back', help: "Due runs left scheduled because their queue's room in delivery is full (a backed-up queue)", registers: [this.registry] });
   readonly shardCount = new Gauge({ name: 'timelane_shard_count', help: "The cluster's shard count (every daemon reports it: alerts compare owned shards with it)", registers: [this.registry] });
   readonly postgresUp = new Gauge({ name: 'timelane_postgres_up', help: '1 when the last Postgres probe (every 5 s) answered, else 0', registers: [this.registry] });
-  readonly redisUp = new Gauge({ name: 'timelane_redis_up', help: '1 when the Redis connection is ready, else 0 (cluster mode only)', registers: [this.registry] });
+  /** Registered only by a daemon with Redis (watchRedis): unset, an unlabelled gauge exports 0, which pages "Redis down" on every daemon without one. */
+  readonly redisUp = new Gauge({ name: 'timelane_redis_up', help: '1 when the Redis connection is ready, else 0 (cluster mode only)', registers: [] });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
+    // Every known label value starts at 0: a series that first appears at its final value (one dead run, four
+    // shards lost at once) has no increase() in Prometheus, and its alert would miss the event.
+    for (const outcome of ['retry', 'dead', 'cancelled']) this.failed.inc({ outcome }, 0);
+    for (const outcome of ['scheduled', 'missed', 'skipped', 'buffered']) this.occurrences.inc({ outcome }, 0);
+    for (const reason of LOST_REASONS) this.shardsLost.inc({ reason }, 0);
+  }
+
+  /** A daemon with Redis exports timelane_redis_up. */
+  watchRedis(): void {
+    if (!this.registry.getSingleMetric('timelane_redis_up')) this.registry.registerMetric(this.redisUp);
   }
 }
 

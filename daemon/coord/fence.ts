@@ -13,6 +13,7 @@ import type { Queryable } from '../db/pool.js';
 import { query } from '../db/pool.js';
 import { SHARD_FENCES } from '../db/queries/window.js';
 import type { Logger } from '../log.js';
+import { LOST_STALE_FENCE } from './shard-leases.js';
 
 /** What the fire path needs of the lease manager. */
 export interface ShardFences {
@@ -56,7 +57,7 @@ export async function dropStaleShards(
     if (r.fence !== usedFences.get(r.shard) && held !== undefined && r.fence > held) {
       stale.add(r.shard);
       log.warn({ shard: r.shard, fence: usedFences.get(r.shard), postgresFence: r.fence }, 'fenced write refused: fence is stale');
-      fences.drop(r.shard, 'stale fence');
+      fences.drop(r.shard, LOST_STALE_FENCE);
     }
   }
   return stale;

@@ -72,6 +72,12 @@ export const LOST_RELEASED = 'released';
 export const LOST_EXTEND_FAILED = 'lease lost';
 export const LOST_EXPIRED = 'lease expired before renewal';
 export const LOST_HOOK_FAILED = 'onAcquired failed';
+/** A fenced write found a newer fence in Postgres: another owner took the shard. */
+export const LOST_STALE_FENCE = 'stale fence';
+/** The claim found the lease past its validity (renewals late): it must not fire under it. */
+export const LOST_VALIDITY_LAPSED = 'lease validity lapsed';
+/** Every reason a held shard is dropped (not given back): the metrics start each at 0. */
+export const LOST_REASONS = [LOST_EXTEND_FAILED, LOST_EXPIRED, LOST_HOOK_FAILED, LOST_STALE_FENCE, LOST_VALIDITY_LAPSED] as const;
 
 const TIMEOUT: unique symbol = Symbol('timeout');
 const ACQUIRE_RETRY_MAX_MS = 150;

@@ -46,6 +46,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { runRefOf, type RunRef } from '../run-ref.js';
 import { dropStaleShards, type ShardFences } from '../coord/fence.js';
+import { LOST_VALIDITY_LAPSED } from '../coord/shard-leases.js';
 import { CANCEL_OTHERS, OVERLAP_BLOCKED } from '../db/queries/recurring.js';
 import { plainArray, textArray } from '../scheduling/pg-arrays.js';
 import { HeldQueue, type HeldRun } from './ready-queue.js';
@@ -238,7 +239,7 @@ export class Claimer {
       const fence = this.deps.fences.fenceOf(e.shard);
       if (fence === undefined) continue;
       if (!this.deps.fences.isValid(e.shard)) {
-        this.deps.fences.drop(e.shard, 'lease validity lapsed');
+        this.deps.fences.drop(e.shard, LOST_VALIDITY_LAPSED);
         continue;
       }
       // Measured against the latest moment the lane should have fired it.

@@ -233,6 +233,10 @@ describe('GET /metrics', () => {
     expect(metricValue(body, 'timelane_shard_count')).toBe(SHARDS);
     expect(metricValue(body, 'timelane_postgres_up')).toBe(1);
     expect(metricValue(body, 'timelane_redis_up')).toBe(1);
+    // Labelled counters exist at 0 from the start: a series first seen at its final value has no increase() for an alert.
+    expect(body).toMatch(/^timelane_runs_failed_total\{outcome="dead"\} 0$/m);
+    expect(body).toMatch(/^timelane_shards_lost_total\{reason="stale fence"\} 0$/m);
+    expect(body).toMatch(/^timelane_occurrences_total\{outcome="missed"\} 0$/m);
 
     const notFound = await fetch(`http://127.0.0.1:${metricsPort}/nope`);
     expect(notFound.status).toBe(404);

@@ -181,6 +181,14 @@ describe('lease isolation: a read storm on a single-node daemon', () => {
     await db?.drop();
   });
 
+  it('exports no timelane_redis_up without Redis (an unset gauge reads 0, and the critical alert pages on 0); labelled counters start at 0', async () => {
+    const metrics = await scrape();
+    expect(metrics).not.toMatch(/^timelane_redis_up/m);
+    expect(metrics).toMatch(/^timelane_postgres_up 1$/m);
+    expect(metrics).toMatch(/^timelane_shards_lost_total\{reason="lease expired before renewal"\} 0$/m);
+    expect(metrics).toMatch(/^timelane_runs_failed_total\{outcome="dead"\} 0$/m);
+  });
+
   it('keeps every shard and fires on time while 400 concurrent ListRuns(1000) hammer the API', async () => {
     const c = client!;
     const d = daemon!;
