@@ -63,7 +63,6 @@ function serveStream(ctx: ApiContext, call: Stream): void {
   let traced: StreamTracing | null = null;
 
   const write = (msg: WorkResponse): void => {
-    traced?.sent(msg);
     if (!closed) call.write(msg);
   };
   // Acks of this turn of the event loop; sent as one AckBatch to a worker that
@@ -164,7 +163,8 @@ function serveStream(ctx: ApiContext, call: Stream): void {
         return;
       }
       traced?.received(req);
-      const answerNow = (): void => answer(ctx, id, workerId, req, ack, ackMany);
+      const [ackThis, ackThese] = traced ? tracedAcks(traced, req, ack, ackMany) : [ack, ackMany];
+      const answerNow = (): void => answer(ctx, id, workerId, req, ackThis, ackThese);
       const unheld = tenant === null ? [] : answeredRunIds(req).filter((r) => !ctx.hub.holds(id, r));
       if (unheld.length === 0) answerNow();
       else
@@ -174,9 +174,9 @@ function serveStream(ctx: ApiContext, call: Stream): void {
           (ns) => {
             const foreign = unheld.find((r) => ns.get(r) !== tenant);
             if (foreign === undefined) answerNow();
-            else refuseAnswer(ctx, req, foreign, ack, ackMany);
+            else refuseAnswer(ctx, req, foreign, ackThis, ackThese);
           },
-          (err: unknown) => ack(errorAck(ctx, String(unheld[0]), err)),
+          (err: unknown) => ackThis(errorAck(ctx, String(unheld[0]), err)),
         );
     } catch (err) {
       refuse(err);
@@ -190,6 +190,28 @@ function serveStream(ctx: ApiContext, call: Stream): void {
   call.on('cancelled', close);
   call.on('error', close);
   call.on('close', close);
+}
+
+/**
+ * The ack callbacks of one answer message, ending its answer spans as each
+ * ack is made: an ack is matched to the delivery it answers here, where both
+ * are known (a heartbeat's ack ends nothing). A CompleteBatch's acks come in
+ * ref order; one error ack for the whole message answers every ref.
+ */
+function tracedAcks(traced: StreamTracing, req: WorkRequest__Output, ack: (a: Ack) => void, acks: (a: Ack[]) => void): [(a: Ack) => void, (a: Ack[]) => void] {
+  const refs = req.msg === 'completes' ? (req.completes?.refs ?? []) : req.msg === 'complete' ? [req.complete?.ref] : req.msg === 'fail' ? [req.fail?.ref] : [];
+  const one = (a: Ack): void => {
+    for (const ref of refs) if (ref) traced.answered(ref.runId, ref.delivery, a);
+    ack(a);
+  };
+  const many = (list: Ack[]): void => {
+    list.forEach((a, i) => {
+      const ref = refs[i];
+      if (ref) traced.answered(ref.runId, ref.delivery, a);
+    });
+    acks(list);
+  };
+  return [one, many];
 }
 
 /**

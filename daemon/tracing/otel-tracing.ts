@@ -123,32 +123,27 @@ export function createOtelTracing(opts: OtelTracingOptions): RunTracing {
 }
 
 function streamTracing(tracer: Tracer, workerId: string): StreamTracing {
-  /** Run id → the run's context, for the span of its answer. */
+  // Keyed by delivery ("run:delivery"), not by run: two deliveries of one run can be answered on one stream (a
+  // handler past its lease, and its redelivery), and each answer is its own span.
+  /** Delivery → the run's context, for the span of its answer. */
   const inFlight = new Map<string, Context>();
-  /** Run id → the span of its answer, until the ack goes out. */
+  /** Delivery → the span of its answer, until its ack. */
   const answering = new Map<string, Span>();
+  const key = (runId: string, delivery: number | undefined): string => `${runId}:${delivery ?? 0}`;
 
-  const open = (runId: string, name: string, attributes: Attributes): void => {
-    const parent = inFlight.get(runId);
+  const open = (runId: string, delivery: number, name: string, attributes: Attributes): void => {
+    const k = key(runId, delivery);
+    const parent = inFlight.get(k);
     if (parent === undefined) return; // not delivered on this stream (a reconnect): its context is unknown here
-    inFlight.delete(runId);
-    answering.get(runId)?.end();
-    answering.set(runId, tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes: { 'timelane.run.id': runId, 'timelane.worker.id': workerId, ...attributes } }, parent));
-  };
-  const acked = (a: Ack): void => {
-    const span = answering.get(a.runId ?? '');
-    if (!span) return;
-    answering.delete(a.runId ?? '');
-    span.setAttribute('rpc.grpc.status_code', a.code ?? 0);
-    if (a.retryRunId) span.setAttribute('timelane.retry_run.id', a.retryRunId);
-    if (a.code) span.setStatus({ code: SpanStatusCode.ERROR, message: a.message ?? '' });
-    span.end();
+    inFlight.delete(k);
+    answering.get(k)?.end();
+    answering.set(k, tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes: { 'timelane.run.id': runId, 'timelane.worker.id': workerId, 'timelane.run.delivery': delivery, ...attributes } }, parent));
   };
 
   return {
     delivered(run, wire, sentAtMs) {
       const parent = contextOf(run.traceparent ? { traceparent: run.traceparent, tracestate: run.tracestate ?? null } : null);
-      inFlight.set(wire.runId ?? String(run.id), parent);
+      inFlight.set(key(wire.runId ?? String(run.id), wire.delivery), parent);
       // From its release (its due time, or its claim if that was later) to the hand-out: the wait for credit.
       const releasedAt = Math.min(sentAtMs, Math.max(run.due_at_ms, run.claimed_at_ms ?? 0));
       const span = tracer.startSpan(
@@ -177,22 +172,27 @@ function streamTracing(tracer: Tracer, workerId: string): StreamTracing {
     received(req) {
       switch (req.msg) {
         case 'complete':
-          if (req.complete?.ref) open(req.complete.ref.runId, 'timelane.complete', { 'timelane.run.delivery': req.complete.ref.delivery });
+          if (req.complete?.ref) open(req.complete.ref.runId, req.complete.ref.delivery, 'timelane.complete', {});
           return;
         case 'completes':
-          for (const ref of req.completes?.refs ?? []) open(ref.runId, 'timelane.complete', { 'timelane.run.delivery': ref.delivery, 'timelane.complete.batch_size': req.completes?.refs.length ?? 0 });
+          for (const ref of req.completes?.refs ?? []) open(ref.runId, ref.delivery, 'timelane.complete', { 'timelane.complete.batch_size': req.completes?.refs.length ?? 0 });
           return;
         case 'fail':
-          if (req.fail?.ref) open(req.fail.ref.runId, 'timelane.fail', { 'timelane.run.delivery': req.fail.ref.delivery, 'timelane.fail.retryable': req.fail.retryable, 'timelane.fail.message': req.fail.message.slice(0, 256) });
+          if (req.fail?.ref) open(req.fail.ref.runId, req.fail.ref.delivery, 'timelane.fail', { 'timelane.fail.retryable': req.fail.retryable, 'timelane.fail.message': req.fail.message.slice(0, 256) });
           return;
         default:
       }
     },
 
-    sent(msg) {
-      if (answering.size === 0) return;
-      if (msg.ack) acked(msg.ack);
-      else if (msg.acks) for (const a of msg.acks.acks ?? []) acked(a);
+    answered(runId, delivery, a) {
+      const k = key(runId, delivery);
+      const span = answering.get(k);
+      if (!span) return;
+      answering.delete(k);
+      span.setAttribute('rpc.grpc.status_code', a.code ?? 0);
+      if (a.retryRunId) span.setAttribute('timelane.retry_run.id', a.retryRunId);
+      if (a.code) span.setStatus({ code: SpanStatusCode.ERROR, message: a.message ?? '' });
+      span.end();
     },
 
     close() {

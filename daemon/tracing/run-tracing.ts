@@ -19,7 +19,7 @@ import type { Attributes } from '@opentelemetry/api';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { DeliveredRun } from '../../proto/gen/timelane/v1/DeliveredRun.js';
 import type { WorkRequest__Output } from '../../proto/gen/timelane/v1/WorkRequest.js';
-import type { WorkResponse } from '../../proto/gen/timelane/v1/WorkResponse.js';
+import type { Ack } from '../../proto/gen/timelane/v1/Ack.js';
 import { traceContextOf, type TraceContext } from './trace-context.js';
 
 export interface RunTracing {
@@ -44,10 +44,14 @@ export interface RunTracing {
 export interface StreamTracing {
   /** A run handed to the stream: its `timelane.deliver` span; `wire` leaves carrying that span's context. */
   delivered(run: FiredRunRow, wire: DeliveredRun, sentAtMs: number): DeliveredRun;
-  /** A message from the worker: a Complete, CompleteBatch or Fail opens its answer span. */
+  /** A message from the worker: a Complete, CompleteBatch or Fail opens its answer span (one per delivery answered). */
   received(req: WorkRequest__Output): void;
-  /** A message to the worker: an Ack or AckBatch ends the answer spans it answers. */
-  sent(msg: WorkResponse): void;
+  /**
+   * The Ack of a Complete or Fail of this delivery (never a Heartbeat's): ends
+   * its answer span. Matched by delivery, not by run: a late answer of an
+   * older delivery and the current one's are two spans.
+   */
+  answered(runId: string, delivery: number, ack: Ack): void;
   /** The stream ended: answer spans still open end unanswered. */
   close(): void;
 }

@@ -223,6 +223,43 @@ describe('daemons exporting traces (OTLP/HTTP)', () => {
     }
   });
 
+  it('gives each delivery its own answer span: a late answer of an older delivery is an error, the current one an OK, a heartbeat ends neither', async () => {
+    const queue = 'traced-overlap';
+    let secondArrived: () => void = () => undefined;
+    const second = new Promise<void>((r) => (secondArrived = r));
+    const w = collectRuns({
+      address: addresses(),
+      queues: [queue],
+      handler: async (run, ctx) => {
+        if (run.delivery === 1) {
+          // Past its 1 s lease: answered only once the redelivery is in flight on this same stream.
+          await Promise.race([second, new Promise((r) => setTimeout(r, 15_000))]);
+          return;
+        }
+        secondArrived();
+        for (let i = 0; i < 5; i++) {
+          await new Promise((r) => setTimeout(r, 300));
+          await ctx.heartbeat(0.1 * (i + 1));
+        }
+      },
+    });
+    try {
+      const made = await client.schedule({ queue, delayMs: 200, leaseMs: 1_000 });
+      const runId = made.run.id;
+      expect(await waitCompleted(client, runId)).toBe(true);
+      const completes = (): CollectedSpan[] => collector.spans.filter((s) => s.attributes['timelane.run.id'] === runId && s.name === 'timelane.complete');
+      expect(await waitUntil(() => completes().length >= 2, 10_000), JSON.stringify(completes().map((s) => s.attributes))).toBe(true);
+      const byDelivery = new Map(completes().map((s) => [Number(s.attributes['timelane.run.delivery']), s]));
+      expect([...byDelivery.keys()].sort()).toEqual([1, 2]);
+      expect(byDelivery.get(1)!.attributes['rpc.grpc.status_code']).toBe(9); // FAILED_PRECONDITION: superseded
+      expect(byDelivery.get(1)!.statusCode).toBe(2);
+      expect(byDelivery.get(2)!.attributes['rpc.grpc.status_code']).toBe(0);
+      expect(byDelivery.get(2)!.statusCode).not.toBe(2);
+    } finally {
+      await w.close();
+    }
+  });
+
   it("ties the spans of the daemon that scheduled a run to those of the daemon that fired it, through the run's stored context", async () => {
     const queue = 'traced-across';
     const runs: DeliveredRunInfo[] = [];
