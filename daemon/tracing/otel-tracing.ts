@@ -35,7 +35,6 @@ import { detectResources, envDetector, resourceFromAttributes } from '@opentelem
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { Logger } from '../log.js';
-import type { Ack } from '../../proto/gen/timelane/v1/Ack.js';
 import type { RunTracing, StreamTracing } from './run-tracing.js';
 import { formatTraceparent, type TraceContext } from './trace-context.js';
 
