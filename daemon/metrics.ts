@@ -21,7 +21,7 @@ export class Metrics {
   });
   readonly timerLag = new Histogram({
     name: 'timelane_timer_lag_ms',
-    help: 'Fast-lane timer fire minus due time (before the claim), in ms',
+    help: 'How late the fast-lane timer fired: timer fire minus its planned moment (due time less half the claim-ahead), 0 when on time, in ms',
     buckets: LAG_BUCKETS_MS,
     registers: [this.registry],
   });
