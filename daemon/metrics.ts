@@ -30,7 +30,7 @@ export class Metrics {
   readonly failed = new Counter({ name: 'timelane_runs_failed_total', help: 'Runs failed (retried or dead): by their worker, or an at-most-once workflow step never answered', labelNames: ['outcome'], registers: [this.registry] });
   readonly redelivered = new Counter({ name: 'timelane_runs_redelivered_total', help: 'Runs handed out again after their delivery lease expired', registers: [this.registry] });
   readonly scheduled = new Counter({ name: 'timelane_runs_scheduled_total', help: 'Runs scheduled through this daemon', registers: [this.registry] });
-  readonly rejectedAnswers = new Counter({ name: 'timelane_answers_rejected_total', help: 'Worker answers rejected as superseded', registers: [this.registry] });
+  readonly rejectedAnswers = new Counter({ name: 'timelane_answers_rejected_total', help: 'Worker answers refused: for a superseded delivery (FAILED_PRECONDITION) or a run the worker may not answer or that does not exist (NOT_FOUND)', registers: [this.registry] });
   readonly occurrences = new Counter({
     name: 'timelane_occurrences_total',
     help: 'Occurrences of recurring jobs by outcome: scheduled (made a run), missed (outside the catch-up window), skipped / buffered (overlap policy)',
