@@ -221,6 +221,9 @@ export class Daemon {
     this.grpc = await startGrpcServer(this.apiContext(), cfg.grpcAddress, { credentials: this.security.grpcCredentials, interceptor: this.security.interceptor }, cfg.healthAddress);
     if (cfg.metricsAddress) this.metricsServer = await serveMetrics(this.metrics, cfg.metricsAddress, this.security.tls, this.log);
     if (this.security.summary.auth === 'open') this.log.warn('running OPEN: no authentication, every caller is an admin (dev mode or --insecure)');
+    // Tokens without TLS: every call carries its bearer token readable on the wire.
+    else if (this.security.summary.tls === 'off' && cfg.authFile)
+      this.log.warn('bearer tokens travel in plaintext: anyone who can read the traffic can replay them; give --tls-cert and --tls-key');
     // Before any shard is taken: a console port already in use fails the start cleanly.
     if (cfg.consoleAddress) this.consoleServer = await this.startConsole(cfg.consoleAddress);
 

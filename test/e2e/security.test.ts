@@ -427,6 +427,19 @@ describe('a production daemon', () => {
       await db.drop();
     }
   });
+
+  it('warns that bearer tokens travel in plaintext when given --auth-file without TLS', async () => {
+    const db = await createTestDatabase(SHARDS);
+    let d: DaemonProcess | undefined;
+    try {
+      const authFile = credentialsFile('plain-tokens.json', { tokens: [{ name: 'ops', sha256: hashToken('plain-token-0123456789'), role: 'admin' }] });
+      d = await startDaemon({ databaseUrl: db.url, args: ['--auth-file', authFile] });
+      expect(d.logs.some((l) => /bearer tokens travel in plaintext/.test(String(l.msg)))).toBe(true);
+    } finally {
+      await stopDaemon(d);
+      await db.drop();
+    }
+  });
 });
 
 describe('namespaces isolate; quotas hold', () => {
