@@ -172,7 +172,7 @@ export function registerClientCommands(program: Command): void {
     );
 
   connectionOptions(program.command('queues'))
-    .description('list the queues holding runs, in name order')
+    .description('list the queues holding runs or recurring jobs, in name order')
     .option('--limit <n>', 'page size (1..1000, default 100)', intInArg(1, 1000))
     .option('--page-token <token>', 'continue a previous listing')
     .action((opts: ConnectionOptions & { limit?: number; pageToken?: string }) =>

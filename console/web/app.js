@@ -20,11 +20,34 @@ const PAGES = [
   { path: 'dead', title: 'Dead letters', list: DeadPage },
 ];
 
-/** "#/runs/42?queue=a" → { path: 'runs', arg: '42', query: URLSearchParams }. */
+/**
+ * "#/runs/42?queue=a" → { path: 'runs', arg: '42', query: URLSearchParams, problem: null }.
+ * An address that names no page, or whose argument is not valid %-encoding
+ * ("#/jobs/%"), has a `problem` to show instead of a page: a hand-edited or
+ * cut-off link is a notice, never a blank console.
+ */
 function parseHash(hash) {
   const [pathPart, queryPart = ''] = hash.replace(/^#\/?/, '').split('?');
-  const [path = 'overview', arg = ''] = pathPart.split('/');
-  return { path: path || 'overview', arg: decodeURIComponent(arg), query: new URLSearchParams(queryPart) };
+  const [path = '', rawArg = ''] = pathPart.split('/');
+  const route = { path: path || 'overview', arg: '', query: new URLSearchParams(queryPart), problem: null };
+  if (!PAGES.some((p) => p.path === route.path)) {
+    route.problem = `There is no page "${path}".`;
+    return route;
+  }
+  try {
+    route.arg = decodeURIComponent(rawArg);
+  } catch {
+    route.problem = `The address is malformed: "${rawArg}" is not valid %-encoding.`;
+  }
+  return route;
+}
+
+/** What an address that names nothing shows, with the way back. */
+function NotFound({ problem }) {
+  return html`
+    <h1>Not found</h1>
+    <div class="notice error" role="alert" data-testid="not-found">${problem} Pick a page above, or go to the <a href="#/overview">overview</a>.</div>
+  `;
 }
 
 /** Asks for a bearer token when the daemon refused a call for want of one (401). */
@@ -63,11 +86,11 @@ function App() {
     credentials.clear();
     location.reload();
   };
-  const page = PAGES.find((p) => p.path === route.path) ?? PAGES[0];
-  const Body = route.arg && page.item ? page.item : page.list;
+  const page = PAGES.find((p) => p.path === route.path) ?? null;
+  const Body = route.problem ? NotFound : route.arg && page.item ? page.item : page.list;
   useEffect(() => {
-    document.title = `${page.title} · timelane`;
-  }, [page]);
+    document.title = `${route.problem ? 'Not found' : page.title} · timelane`;
+  }, [page, route.problem]);
   return html`
     <header class="top">
       <span class="brand">timelane</span>
@@ -76,7 +99,7 @@ function App() {
     </header>
     <main>
       ${unauthenticated ? html`<${TokenForm} reason=${unauthenticated} />` : null}
-      <${Body} key=${`${route.path}/${route.arg}`} arg=${route.arg} query=${route.query} />
+      <${Body} key=${`${route.path}/${route.arg}`} arg=${route.arg} query=${route.query} problem=${route.problem} />
     </main>
   `;
 }

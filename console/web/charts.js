@@ -7,6 +7,17 @@ import uPlot from './vendor/uPlot.esm.js';
 
 const COLORS = ['#2457c5', '#c53030', '#1f8a4c', '#b7791f'];
 
+/** Time axes in UTC, 24-hour, like every table (format.js): uPlot's default is the browser's zone, 12-hour. */
+const utcDate = (s) => uPlot.tzDate(new Date(s * 1000), 'Etc/UTC');
+// uPlot's tick formats: [smallest tick step (s), format, then the format when the year, month, day, hour, minute, second rolls over, 1: append it].
+const UTC_TICKS = [
+  [86_400, '{YYYY}-{MM}-{DD}', null, null, null, null, null, null, 1],
+  [60, '{HH}:{mm}', '\n{YYYY}-{MM}-{DD}', null, '\n{MM}-{DD}', null, null, null, 1],
+  [1, ':{ss}', '\n{YYYY}-{MM}-{DD} {HH}:{mm}', null, '\n{MM}-{DD} {HH}:{mm}', null, '\n{HH}:{mm}', null, 1],
+];
+/** Tick steps (s): whole seconds, as the series are sampled. */
+const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1_800, 3_600, 7_200, 21_600, 43_200, 86_400];
+
 function nonEmpty(columns) {
   return columns.reduce((n, col) => n + col.filter((v) => v !== null && v !== undefined && v !== 0).length, 0);
 }
@@ -31,7 +42,7 @@ function useUplot(makeOpts, data, height) {
   return box;
 }
 
-/** Lines over time. `t`: epoch ms; `lines`: [{ label, values, unit }]. */
+/** Lines over time (a UTC time axis). `t`: epoch ms; `lines`: [{ label, values, unit }]. */
 export function TimeChart({ id, t, lines, height = 200 }) {
   const data = [t.map((ms) => ms / 1000), ...lines.map((l) => l.values)];
   const box = useUplot(
@@ -39,9 +50,10 @@ export function TimeChart({ id, t, lines, height = 200 }) {
       width,
       height: h,
       legend: { live: false },
+      tzDate: utcDate,
       scales: { x: { time: true } },
-      series: [{}, ...lines.map((l, i) => ({ label: l.label, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false, points: { show: false }, value: (_u, v) => (v === null ? '–' : `${v.toFixed(2)}${l.unit ?? ''}`) }))],
-      axes: [{}, { size: 60 }],
+      series: [{ label: 'time (UTC)' }, ...lines.map((l, i) => ({ label: l.label, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false, points: { show: false }, value: (_u, v) => (v === null ? '–' : `${v.toFixed(2)}${l.unit ?? ''}`) }))],
+      axes: [{ values: UTC_TICKS, incrs: TIME_STEPS, label: 'UTC', labelSize: 20 }, { size: 60 }],
     }),
     data,
     height,

@@ -1,17 +1,46 @@
 // Formatting shared by the pages: times, durations, counts.
 import { html } from './vendor/htm-preact.mjs';
 
-export function isoTime(ms) {
-  if (!ms) return '–';
+/*
+ * One time zone throughout, UTC, and it says so: tables label their time
+ * columns "(UTC)", full times end in " UTC", charts' time axes are UTC, and
+ * the Runs page reads its due range as UTC. A time copied from any page
+ * finds the same instant on another, whatever the browser's own zone.
+ */
+
+/** "2026-11-25 17:31:45.123" (UTC, no marker: for cells under a column that names the zone). */
+function utcText(ms) {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 }
 
-/** Time of day with ms ("22:46:35.099"), the date too when not today; full ISO in the title. */
+/** "2026-11-25 17:31:45.123 UTC". */
+export function isoTime(ms) {
+  if (!ms) return '–';
+  return `${utcText(ms)} UTC`;
+}
+
+/** Time of day with ms ("22:46:35.099"), the date too when not today (UTC); the full time in the title. For columns labelled "(UTC)". */
 export function clock(ms) {
   if (!ms) return '–';
-  const iso = isoTime(ms);
-  const today = isoTime(Date.now()).slice(0, 10);
-  return html`<span title=${iso}>${iso.startsWith(today) ? iso.slice(11) : iso.slice(5)}</span>`;
+  const text = utcText(ms);
+  const today = utcText(Date.now()).slice(0, 10);
+  return html`<span title=${`${text} UTC`}>${text.startsWith(today) ? text.slice(11) : text.slice(5)}</span>`;
+}
+
+const INPUT_TIME_RE = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d)(?::(\d\d)(?:\.(\d{1,3}))?)?$/;
+
+/**
+ * A datetime-local input's value ("2026-11-25T17:31" or "…T17:31:05") read as
+ * UTC, as an ISO instant; '' for ''. Anything else (an instant with its own
+ * zone, or a typo in a shared URL) is passed on as is, for the API to accept
+ * or refuse by name.
+ */
+export function utcInputToIso(value) {
+  if (!value) return '';
+  const m = INPUT_TIME_RE.exec(value);
+  if (!m) return value;
+  const [y, mo, d, h, mi, s = '0', frac = '0'] = m.slice(1);
+  return new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), Number(frac.padEnd(3, '0')))).toISOString();
 }
 
 /** "in 2m 3s" / "5s ago". */

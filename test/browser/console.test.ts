@@ -3,10 +3,13 @@
  * real data (test/helpers/console-fixture.ts): each page shows what a
  * person would look for, charts are drawn with data, and the actions an
  * operator takes (pause a job, replay a dead letter, rebalance) take effect
- * through the API. Screenshots go to test/browser/screenshots/ (gitignored).
- * Waits are on selectors and conditions, never fixed sleeps.
+ * through the API. Times are UTC and say so, whatever the browser's zone; a
+ * malformed address is a notice, not a blank console; dead letters come a
+ * page at a time, and a replay acts only on selected runs still shown.
+ * Screenshots go to test/browser/screenshots/ (gitignored). Waits are on
+ * selectors and conditions, never fixed sleeps.
  */
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeBrowser, HAS_CHROMIUM, launchBrowser, screenshot, SKIP_MESSAGE } from '../helpers/browser.js';
 import {
@@ -23,7 +26,15 @@ import {
 } from '../helpers/console-fixture.js';
 import { waitUntil } from '../helpers/e2e.js';
 
+/** A queue nobody works: its runs stay scheduled. */
+const IDLE_QUEUE = 'console-idle';
+/** Rows a page of the Dead letters page holds (console/web/pages/dead.js). */
+const DEAD_PAGE_SIZE = 200;
+
 if (!HAS_CHROMIUM) console.warn(SKIP_MESSAGE);
+
+/** "2026-11-25T17:31" for an instant, in UTC: what a datetime-local input holds. */
+const utcMinute = (ms: number): string => new Date(ms).toISOString().slice(0, 16);
 
 describe.skipIf(!HAS_CHROMIUM)('web console in headless Chromium', () => {
   let fx: ConsoleFixture;
@@ -47,6 +58,31 @@ describe.skipIf(!HAS_CHROMIUM)('web console in headless Chromium', () => {
   });
 
   const open = (hash: string): Promise<unknown> => page.goto(`${fx.consoleUrl}#/${hash}`);
+  /** Loads the console afresh at `hash` (open() to the address already shown changes nothing). */
+  const openFresh = async (hash: string): Promise<unknown> => {
+    await page.goto('about:blank');
+    return open(hash);
+  };
+  /** A page like `page`, whose errors also fail the file. */
+  const watchedPage = async (context: BrowserContext): Promise<Page> => {
+    const p = await context.newPage();
+    p.on('pageerror', (err) => pageErrors.push(String(err)));
+    p.on('console', (msg) => {
+      if (msg.type() === 'error') pageErrors.push(`${msg.text()} (${msg.location().url})`);
+    });
+    return p;
+  };
+  /** Schedules `count` runs in the fixture's work queue that its worker fails for good; resolves once the API lists them all as dead. */
+  const makeDeadRuns = async (count: number): Promise<string[]> => {
+    const made = await fx.client.scheduleBatch(Array.from({ length: count }, () => ({ queue: WORK_QUEUE, payload: 'fail', retry: { maxAttempts: 1 } })));
+    const ids = made.map((m) => m.run.id);
+    const died = await waitUntil(async () => {
+      const dead = new Set((await fx.client.listDeadRuns({ queue: WORK_QUEUE, pageSize: 1000 })).runs.map((r) => r.id));
+      return ids.every((id) => dead.has(id));
+    }, 30_000, 200);
+    if (!died) throw new Error(`the ${count} failing runs did not all become dead letters`);
+    return ids;
+  };
   /** Number of non-empty points a chart holds (its data-points attribute), once it is drawn. */
   const chartPoints = async (id: string): Promise<number> => {
     await page.waitForSelector(`[data-testid=${id}] canvas`);
@@ -124,10 +160,9 @@ describe.skipIf(!HAS_CHROMIUM)('web console in headless Chromium', () => {
     expect(await page.textContent('[data-testid=run-count]')).toMatch(/^\d+ runs/);
     await screenshot(page, 'runs');
 
-    // Search by id through the form.
+    // Search by id through the form: the run by id, whatever else is still filled in (the queue and status
+    // of the last search are; the API refuses an id mixed with filters, so the page sends the id alone).
     await page.fill('input[name=id]', fx.deadRunId);
-    await page.selectOption('select[name=status]', '');
-    await page.fill('input[name=queue]', '');
     await page.click('[data-testid=run-search] button[type=submit]');
     await page.waitForFunction((id) => {
       const rows = document.querySelectorAll('[data-testid=runs] tbody tr');
@@ -177,5 +212,146 @@ describe.skipIf(!HAS_CHROMIUM)('web console in headless Chromium', () => {
     // The replay is a new run of the same job that names the dead one; it fires (and dies again: same payload).
     const replayed = await waitUntil(async () => (await fx.client.listRuns({ jobId: fx.deadJobId })).runs.some((r) => r.replayOf === fx.deadRunId), 5_000, 100);
     expect(replayed).toBe(true);
+  });
+
+  it('a malformed address (#/jobs/%, #/runs/%E0%A4) or an unknown page shows a notice, and the navigation still works', async () => {
+    for (const [hash, nav, ready] of [
+      ['jobs/%', 'Jobs & schedules', `[data-testid=jobs] tr[data-job="${fx.cronJobId}"]`],
+      ['runs/%E0%A4', 'Runs', '[data-testid=runs] tbody tr'],
+      ['no-such-page', 'Dead letters', '[data-testid=dead] tbody tr'],
+    ]) {
+      await openFresh(hash); // as from a pasted link
+      await page.waitForSelector('[data-testid=not-found]', { timeout: 5_000 });
+      expect(await page.textContent('[data-testid=not-found]')).toMatch(hash === 'no-such-page' ? /no page "no-such-page"/ : /malformed: ".*" is not valid %-encoding/);
+      expect(await page.title()).toBe('Not found · timelane');
+      if (hash === 'jobs/%') await screenshot(page, 'not-found');
+      await page.click(`header nav a:text("${nav}")`);
+      await page.waitForSelector(ready);
+      expect(await page.$('[data-testid=not-found]')).toBeNull();
+    }
+  });
+
+  it("times are UTC and say so: in a browser in America/New_York, a run's displayed due minute finds it; chart axes are UTC", async () => {
+    const context = await browser.newContext({ timezoneId: 'America/New_York', viewport: { width: 1360, height: 900 } });
+    // Records the text uPlot draws on its canvases (axis ticks and labels): what a person reads on the charts.
+    await context.addInitScript(() => {
+      const drawn: string[] = [];
+      (window as unknown as { drawnText: string[] }).drawnText = drawn;
+      const fillText = CanvasRenderingContext2D.prototype.fillText;
+      CanvasRenderingContext2D.prototype.fillText = function (text: string, x: number, y: number, maxWidth?: number) {
+        drawn.push(String(text));
+        return maxWidth === undefined ? fillText.call(this, text, x, y) : fillText.call(this, text, x, y, maxWidth);
+      };
+    });
+    try {
+      const ny = await watchedPage(context);
+      expect(await ny.evaluate(() => new Date(Date.UTC(2026, 0, 15, 12)).getHours())).toBe(7); // the browser is in New York (UTC-5 in January)
+      const { run } = await fx.client.schedule({ queue: IDLE_QUEUE, delayMs: 3_600_000, payload: 'tz' });
+
+      await ny.goto(`${fx.consoleUrl}#/runs?queue=${IDLE_QUEUE}`);
+      const cell = `[data-testid=runs] tr[data-run="${run.id}"] td:nth-child(6)`;
+      await ny.waitForSelector(cell);
+      const shown = (await ny.textContent(cell)) ?? '';
+      const full = (await ny.getAttribute(`${cell} span`, 'title')) ?? '';
+
+      // From a search that shows nothing, type the displayed minute as the due range: the search finds the run.
+      await ny.goto('about:blank');
+      await ny.goto(`${fx.consoleUrl}#/runs?queue=${IDLE_QUEUE}&to=2000-01-01T00:00`);
+      await ny.waitForSelector('[data-testid=runs]:text("No runs.")');
+      const minute = full.slice(0, 16).replace(' ', 'T');
+      await ny.fill('input[name=from]', minute);
+      await ny.fill('input[name=to]', utcMinute(Date.parse(`${minute}Z`) + 60_000));
+      await ny.click('[data-testid=run-search] button[type=submit]');
+      await ny.waitForSelector(`[data-testid=runs] tr[data-run="${run.id}"]`, { timeout: 10_000 });
+      expect(await ny.textContent('[data-testid=run-count]')).toMatch(/^1 run\b/);
+
+      // What is shown is the run's due instant in UTC, and says so: the cell, its full form in the title, the column and the inputs.
+      const dueUtc = new Date(run.dueAtMs).toISOString().replace('T', ' ').replace('Z', '');
+      expect(full).toBe(`${dueUtc} UTC`);
+      expect(dueUtc.endsWith(shown)).toBe(true);
+      const headers = await ny.$$eval('[data-testid=runs] th', (ths) => ths.map((th) => th.textContent));
+      expect(headers[5]).toBe('due (UTC)');
+      expect(await ny.textContent('[data-testid=run-search]')).toContain('due from (UTC)');
+
+      // The overview's time axes: ticks in UTC (24-hour), labelled UTC.
+      await ny.goto(`${fx.consoleUrl}#/overview`);
+      await ny.waitForSelector('[data-testid=chart-fires] canvas');
+      await ny.waitForFunction(() => (window as unknown as { drawnText: string[] }).drawnText.some((t) => /\d:\d\d/.test(t)), undefined, { timeout: 10_000 });
+      const drawn = await ny.evaluate(() => (window as unknown as { drawnText: string[] }).drawnText);
+      expect(drawn).toContain('UTC');
+      // Tick labels with an hour ("17:35", or "2026-11-25 17:34" under the first tick) show it in UTC, 24-hour.
+      const now = Date.now();
+      const utcHours = new Set([now, now - 11 * 60_000].map((ms) => new Date(ms).toISOString().slice(11, 13)));
+      const hours = drawn.map((t) => /(?:^| )(\d\d):\d\d(?::\d\d)?$/.exec(t)?.[1]).filter((h) => h !== undefined);
+      expect(hours.length).toBeGreaterThan(0);
+      for (const h of hours) expect(utcHours).toContain(h);
+      expect(drawn.filter((t) => /\d(am|pm)$/.test(t))).toEqual([]);
+      await screenshot(ny, 'overview-new-york');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('jobs: a payload longer than the page shows is cut with a marker', async () => {
+    const { job } = await fx.client.schedule({ queue: IDLE_QUEUE, delayMs: 3_600_000, payload: 'p'.repeat(600) });
+    await open(`jobs/${job.id}`);
+    await page.waitForSelector('[data-testid=job-spec]');
+    const shown = await page.$$eval('[data-testid=job-spec] dt', (dts) => dts.find((dt) => dt.textContent === 'payload')?.nextElementSibling?.textContent);
+    expect(shown).toBe(`${'p'.repeat(500)}… (600 characters)`);
+  });
+
+  it('dead letters: a filter change clears the selection, so Replay never acts on runs no longer shown', async () => {
+    const [deadId] = await makeDeadRuns(1);
+    await openFresh(`dead?queue=${WORK_QUEUE}`);
+    const row = `[data-testid=dead] tr[data-run="${deadId}"]`;
+    await page.waitForSelector(row);
+    await page.check(`${row} input[type=checkbox]`);
+    expect(await page.textContent('[data-testid=replay]')).toBe('Replay 1 selected');
+    expect(await page.isEnabled('[data-testid=replay]')).toBe(true);
+
+    // Filter so the selected run is hidden: nothing is selected any more.
+    const errorFilter = page.getByLabel('error contains');
+    await errorFilter.fill('no dead run has this error');
+    await errorFilter.press('Tab');
+    await page.waitForSelector(row, { state: 'detached' });
+    expect(await page.textContent('[data-testid=replay]')).toMatch(/^Replay\s+selected$/);
+    expect(await page.isDisabled('[data-testid=replay]')).toBe(true);
+    await page.click('[data-testid=replay]', { force: true }); // a click on the disabled button does nothing
+
+    // Back to every dead letter: the run is shown again, not selected.
+    await errorFilter.fill('');
+    await errorFilter.press('Tab');
+    await page.waitForSelector(row);
+    expect(await page.isChecked(`${row} input[type=checkbox]`)).toBe(false);
+    expect(await page.isDisabled('[data-testid=replay]')).toBe(true);
+    expect(await page.$('[data-testid=replay-outcome]')).toBeNull();
+    const job = (await fx.client.getRun(deadId)).jobId;
+    expect((await fx.client.listRuns({ jobId: job })).runs.some((r) => r.replayOf === deadId)).toBe(false);
+  });
+
+  it(`dead letters: more than a page (${DEAD_PAGE_SIZE}) of them — "more" loads the next page until every one is shown`, async () => {
+    await makeDeadRuns(DEAD_PAGE_SIZE + 5);
+    const all: string[] = [];
+    let pageToken = '';
+    do {
+      const res = await fx.client.listDeadRuns({ queue: WORK_QUEUE, pageSize: 1000, pageToken });
+      all.push(...res.runs.map((r) => r.id));
+      pageToken = res.nextPageToken;
+    } while (pageToken);
+    expect(all.length).toBeGreaterThan(DEAD_PAGE_SIZE);
+    expect(all.length).toBeLessThanOrEqual(2 * DEAD_PAGE_SIZE);
+
+    await openFresh(`dead?queue=${WORK_QUEUE}`);
+    await page.waitForSelector('[data-testid=dead] tbody tr');
+    const listed = (): Promise<string[]> => page.$$eval('[data-testid=dead] tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-run') ?? ''));
+    expect(await listed()).toEqual(all.slice(0, DEAD_PAGE_SIZE)); // newest first, one page
+    await page.waitForSelector('[data-testid=dead-more]', { timeout: 5_000 }); // the page says there are more, and offers them
+    expect(await page.textContent('[data-testid=dead-count]')).toBe(`${DEAD_PAGE_SIZE} dead letters shown, older ones beyond. Show ${DEAD_PAGE_SIZE} more`);
+    await page.click('[data-testid=dead-more]');
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid=dead] tbody tr').length === n, all.length);
+    expect(await listed()).toEqual(all);
+    expect(await page.textContent('[data-testid=dead-count]')).toBe(`${all.length} dead letters shown, all of them.`);
+    expect(await page.$('[data-testid=dead-more]')).toBeNull();
+    await screenshot(page, 'dead-letters-more');
   });
 });

@@ -152,17 +152,21 @@ describe('web console JSON API', () => {
     }
   });
 
-  it('the Queues page lists every queue holding runs, not those of the first 1,000 jobs (ListQueues)', async () => {
+  it('the Queues page lists every queue holding runs or recurring jobs, not those of the first 1,000 jobs (ListQueues)', async () => {
     const client = openClient(daemon!.address);
     try {
       const far = Date.now() + 7_200_000;
       await client.scheduleBatch(Array.from({ length: 1_000 }, () => ({ queue: 'console-old', at: far })));
       await client.schedule({ queue: 'console-new', at: far });
+      // A queue holding only a recurring job whose next occurrence is not a run yet (next New Year).
+      const yearly = await client.scheduleRecurring({ queue: 'console-yearly', recurrence: { cron: '0 0 1 1 *' } });
+      expect(yearly.firstRun).toBeNull();
       const page = await get('/api/queues');
       expect(page.status, JSON.stringify(page.body)).toBe(200);
       const body = page.body as { queues: { queue: string; counts: { scheduled: number } }[]; queuesCapped: boolean };
       expect(body.queues.find((q) => q.queue === 'console-new')?.counts.scheduled).toBe(1);
       expect(body.queues.find((q) => q.queue === 'console-old')?.counts.scheduled).toBe(1_000);
+      expect(body.queues.find((q) => q.queue === 'console-yearly')?.counts.scheduled).toBe(0);
       expect(body.queuesCapped).toBe(false);
       // The API itself, a page at a time, in name order.
       const names: string[] = [];
@@ -175,7 +179,7 @@ describe('web console JSON API', () => {
       } while (pageToken);
       expect(names).toEqual([...names].sort());
       expect(new Set(names).size).toBe(names.length);
-      expect(names).toEqual(expect.arrayContaining(['console-due', 'console-new', 'console-old']));
+      expect(names).toEqual(expect.arrayContaining(['console-due', 'console-new', 'console-old', 'console-yearly']));
     } finally {
       closeClient(client);
     }

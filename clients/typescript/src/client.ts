@@ -355,7 +355,7 @@ export class TimelaneClient {
     return { runs: res.runs.map(runInfo), nextPageToken: res.nextPageToken };
   }
 
-  /** The queues that hold runs, in name order, a page at a time (a namespace-bound caller: its own). */
+  /** The queues that hold runs or recurring jobs, in name order, a page at a time (a namespace-bound caller: its own). */
   async listQueues(input: { pageSize?: number; pageToken?: string } = {}): Promise<QueuePage> {
     const req = { pageSize: wholeNumber('pageSize', input.pageSize), pageToken: input.pageToken ?? '' };
     const res = await this.call<ListQueuesOut>((o, cb) => this.scheduler.listQueues(req, o, cb));

@@ -6,6 +6,14 @@ import { badge, duration, isoTime, relative, ruleText, shortId } from '../format
 import { ErrorNotice, Loading } from './common.js';
 import { RunsTable } from './runs.js';
 
+/** Payloads shown at most this long: the rest is cut, and marked so. */
+const PAYLOAD_SHOWN = 500;
+
+function payloadText(payload) {
+  if (typeof payload !== 'string') return '';
+  return payload.length > PAYLOAD_SHOWN ? `${payload.slice(0, PAYLOAD_SHOWN)}… (${payload.length} characters)` : payload;
+}
+
 function JobActions({ job, onDone }) {
   const [error, setError] = useState(null);
   const [note, setNote] = useState('');
@@ -77,7 +85,7 @@ export function JobPage({ arg }) {
         <dt>namespace</dt><dd>${j.namespace}</dd>
         <dt>created</dt><dd>${isoTime(j.createdAtMs)}</dd>
         ${j.pauseNote ? html`<dt>pause note</dt><dd>${j.pauseNote}</dd>` : null}
-        <dt>payload</dt><dd class="mono">${typeof j.payload === 'string' ? j.payload.slice(0, 500) : ''}</dd>
+        <dt>payload</dt><dd class="mono" data-testid="job-payload">${payloadText(j.payload)}</dd>
       </dl>
     </div>
     ${r ? html`<div class="grid2">

@@ -2,19 +2,16 @@
 // history (every attempt: claim, delivery, lag, worker, error).
 import { html, useState } from '../vendor/htm-preact.mjs';
 import { getJson, usePoll } from '../api.js';
-import { badge, clock, duration, isoTime, shortId } from '../format.js';
+import { badge, clock, duration, isoTime, shortId, utcInputToIso } from '../format.js';
 import { ErrorNotice, Loading } from './common.js';
 
 const STATUSES = ['', 'scheduled', 'fired', 'completed', 'failed', 'dead', 'cancelled', 'skipped', 'buffered', 'missed'];
 const FIELDS = ['id', 'job', 'queue', 'status', 'from', 'to'];
 
-/** datetime-local value (local time) ↔ ISO instant. */
-const toIso = (local) => (local ? new Date(local).toISOString() : '');
-
 export function RunsTable({ runs, id = 'runs' }) {
   if (runs.length === 0) return html`<p class="muted" data-testid=${id}>No runs.</p>`;
   return html`<table data-testid=${id}>
-    <thead><tr><th>run</th><th>job</th><th>queue</th><th>status</th><th class="num">attempt</th><th>due</th><th>lag</th><th class="num">deliveries</th><th>error</th></tr></thead>
+    <thead><tr><th>run</th><th>job</th><th>queue</th><th>status</th><th class="num">attempt</th><th>due (UTC)</th><th>lag</th><th class="num">deliveries</th><th>error</th></tr></thead>
     <tbody>${runs.map((r) => html`<tr data-run=${r.id}>
       <td><a href=${`#/runs/${r.id}`}>${r.id}</a></td>
       <td class="mono"><a href=${`#/jobs/${r.jobId}`} title=${r.jobId}>${shortId(r.jobId)}</a></td>
@@ -29,7 +26,9 @@ export function RunsPage({ query }) {
   const initial = Object.fromEntries(FIELDS.map((f) => [f, query.get(f) ?? '']));
   const [form, setForm] = useState(initial);
   const [search, setSearch] = useState(initial);
-  const { data, error } = usePoll(() => getJson('runs', { ...search, from: toIso(search.from), to: toIso(search.to), limit: 200 }), 0, [search]);
+  // A run by id is that one run: the other fields are not sent with it (the API refuses the mix rather than ignore them).
+  const params = () => (search.id ? { id: search.id } : { ...search, from: utcInputToIso(search.from), to: utcInputToIso(search.to), limit: 200 });
+  const { data, error } = usePoll(() => getJson('runs', params()), 0, [search]);
   const field = (name, label, props = {}) =>
     html`<label>${label}<input name=${name} value=${form[name]} onInput=${(e) => setForm({ ...form, [name]: e.target.value })} ...${props} /></label>`;
   const submit = (e) => {
@@ -43,7 +42,7 @@ export function RunsPage({ query }) {
     <form class="filters" onSubmit=${submit} data-testid="run-search">
       ${field('id', 'run id', { size: 10 })} ${field('job', 'job id', { size: 36 })} ${field('queue', 'queue')}
       <label>status<select name="status" value=${form.status} onChange=${(e) => setForm({ ...form, status: e.target.value })}>${STATUSES.map((s) => html`<option value=${s}>${s || 'any'}</option>`)}</select></label>
-      ${field('from', 'due from', { type: 'datetime-local', step: 1 })} ${field('to', 'due to', { type: 'datetime-local', step: 1 })}
+      ${field('from', 'due from (UTC)', { type: 'datetime-local', step: 1 })} ${field('to', 'due to (UTC)', { type: 'datetime-local', step: 1 })}
       <button class="primary" type="submit">Search</button>
     </form>
     <${ErrorNotice} error=${error} />
@@ -76,7 +75,7 @@ export function RunPage({ arg }) {
     <div class="panel">
       <h2>History: ${data.attempts.length} attempt${data.attempts.length === 1 ? '' : 's'}</h2>
       <table data-testid="attempts">
-        <thead><tr><th>run</th><th class="num">attempt</th><th>status</th><th>due</th><th>claimed</th><th>fired</th><th>lag</th><th class="num">deliveries</th><th class="num">fence</th><th>worker</th><th>finished</th><th>error</th></tr></thead>
+        <thead><tr><th>run</th><th class="num">attempt</th><th>status</th><th>due (UTC)</th><th>claimed (UTC)</th><th>fired (UTC)</th><th>lag</th><th class="num">deliveries</th><th class="num">fence</th><th>worker</th><th>finished (UTC)</th><th>error</th></tr></thead>
         <tbody>${data.attempts.map((a) => html`<tr data-run=${a.id} class=${a.id === r.id ? 'current' : ''}>
           <td><a href=${`#/runs/${a.id}`}>${a.id}</a></td><td class="num">${a.attempt}</td><td>${badge(a.status)}</td>
           <td>${clock(a.dueAtMs)}</td><td>${clock(a.claimedAtMs)}</td><td>${clock(a.firedAtMs)}</td>

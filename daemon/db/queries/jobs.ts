@@ -132,18 +132,24 @@ WHERE ($1::uuid IS NULL OR r.job_id = $1) AND ($2::text IS NULL OR r.queue = $2)
 ORDER BY r.id LIMIT $5`;
 
 /**
- * listQueues — distinct queue names of runs after $1 ('' = from the first),
- * in index order, by a skip scan of runs_queue_status: one index probe per
- * name, whatever the number of runs. $2 prefix (a namespace's "ns/"; '' =
- * any), $3 limit. The recursion stops when the limit is reached.
+ * listQueues — distinct queue names after $1 ('' = from the first), in name
+ * order: those of runs and those of recurring jobs (whose next run may not
+ * be made yet), each by a skip scan (runs_queue_status, jobs_recurring_queue):
+ * one index probe per name, whatever the number of runs. $2 prefix (a
+ * namespace's "ns/"; '' = any), $3 limit.
  */
 export const LIST_QUEUES = `
 WITH RECURSIVE q(queue) AS (
   (SELECT r.queue FROM runs r WHERE r.queue > $1 ORDER BY r.queue LIMIT 1)
   UNION ALL
   SELECT (SELECT r.queue FROM runs r WHERE r.queue > q.queue ORDER BY r.queue LIMIT 1) FROM q WHERE q.queue IS NOT NULL
+), rq(queue) AS (
+  (SELECT j.queue FROM jobs j WHERE j.kind <> 'once' AND j.queue > $1 ORDER BY j.queue LIMIT 1)
+  UNION ALL
+  SELECT (SELECT j.queue FROM jobs j WHERE j.kind <> 'once' AND j.queue > rq.queue ORDER BY j.queue LIMIT 1) FROM rq WHERE rq.queue IS NOT NULL
 )
-SELECT queue FROM q WHERE queue IS NOT NULL AND starts_with(queue, $2) LIMIT $3`;
+SELECT queue FROM (SELECT queue FROM q UNION SELECT queue FROM rq) u
+WHERE queue IS NOT NULL AND starts_with(queue, $2) ORDER BY queue LIMIT $3`;
 
 /** countWaitingRuns — runs of a namespace's jobs waiting to fire (quota max_scheduled_runs). $1 namespace. */
 export const COUNT_WAITING_RUNS = `
