@@ -173,7 +173,9 @@ export class RecurringService {
     const next = upcomingRuns.map((r) => r.due_at_ms);
     if (job.status === 'active' && job.next_fire_at_ms !== null && next.length < 10) {
       const rule = storedRecurrence(job.recurrence);
-      for (const t of upcoming(rule, job.next_fire_at_ms, 10 - next.length)) next.push(t + jitterMs(job.id, t, rule.jitterMs));
+      // Occurrences already made count toward the limit: only those it still allows are to come.
+      const left = rule.limit === null ? 10 : Math.max(0, rule.limit - job.occurrences);
+      for (const t of upcoming(rule, job.next_fire_at_ms, Math.min(10 - next.length, left))) next.push(t + jitterMs(job.id, t, rule.jitterMs));
     }
     return { job, runs: latest.reverse(), nextFireTimesMs: job.status === 'paused' ? [] : next, counts: { ...counts[0], missed: job.missed_count } };
   }
@@ -231,7 +233,7 @@ export class RecurringService {
       if (remake) withdrawn = await this.withdraw(tx, jobId, now);
       const rule = u.recurrence ?? (job.kind !== 'once' ? storedRecurrence(job.recurrence) : null);
       const next = remake && rule ? firstOccurrence(rule, now) : null;
-      const { rowCount } = await query(tx, UPDATE_JOB, [
+      const { rows: updated } = await query<{ id: string; status: JobRow['status'] }>(tx, UPDATE_JOB, [
         jobId,
         u.recurrence ? JSON.stringify(u.recurrence) : null,
         u.recurrence?.overlap ?? null,
@@ -244,9 +246,11 @@ export class RecurringService {
         u.leaseMs,
         remake,
       ]);
-      if (rowCount !== 1) throw failedPrecondition(`job ${jobId} changed meanwhile; retry`);
+      if (updated.length !== 1) throw failedPrecondition(`job ${jobId} changed meanwhile; retry`);
       if (u.priority !== null) await query(tx, REPRIORITISE_RUNS, [jobId, u.priority]);
-      if (remake && job.status === 'active') afterCommit = await this.makeDue(tx, jobId);
+      // Its status after the update: a completed job that a new rule gives occurrences again is active now, and
+      // its first ones are made here, as for an active job (else they waited for the materialiser, and fired late).
+      if (remake && updated[0].status === 'active') afterCommit = await this.makeDue(tx, jobId);
     });
     this.forget(withdrawn);
     afterCommit?.();

@@ -348,6 +348,25 @@ describe('pause, resume, trigger, backfill, update', () => {
     expect(withLease.leaseMs).toBe(5_000);
     await client.pauseJob(job.id, 'test done');
   });
+
+  it("GetJob's next fire times stop at the rule's limit", async () => {
+    const limited = (await client.scheduleRecurring({ queue: 'rec-ops-limit', recurrence: { everyMs: 60 * SECOND, limit: 3 } })).job;
+    const { nextFireTimesMs } = await client.getJob(limited.id);
+    expect(nextFireTimesMs).toHaveLength(3);
+    expect(diffs(nextFireTimesMs)).toEqual([60 * SECOND, 60 * SECOND]);
+    await client.cancelJob(limited.id);
+  });
+
+  it('update: a completed job given a new rule is active again, and its first occurrences are made by the update itself', async () => {
+    const once = (await client.scheduleRecurring({ queue: 'rec-ops', recurrence: { everyMs: SECOND, limit: 1 } })).job;
+    expect(await waitUntil(async () => (await client.getJob(once.id)).job.status === 'completed', 10_000)).toBe(true);
+    const updated = await client.updateJob(once.id, { recurrence: { everyMs: SECOND } });
+    expect(updated.status).toBe('active');
+    // Made in the update's transaction, as for an active job: not left to the materialiser's next pass (late).
+    const { counts } = await client.getJob(once.id);
+    expect(counts!.scheduled + counts!.fired).toBeGreaterThan(1);
+    await client.cancelJob(once.id);
+  });
 });
 
 // ------------------------------------------------------------ listings ---

@@ -315,7 +315,7 @@ UPDATE jobs SET recurrence = coalesce($2::jsonb, recurrence), overlap = coalesce
                 WHEN $11::bool AND $9::int8 IS NOT NULL AND status = 'completed' AND kind <> 'once' THEN 'active' ELSE status END,
   updated_at = now()
 WHERE id = $1 AND status IN ('active', 'paused', 'completed')
-RETURNING id`;
+RETURNING id, status`;
 
 /** Scheduled runs of a job take its new priority. $1 job id, $2 priority. */
 export const REPRIORITISE_RUNS = `UPDATE runs SET priority = $2 WHERE job_id = $1 AND status IN ('scheduled', 'buffered')`;
