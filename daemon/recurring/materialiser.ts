@@ -29,7 +29,7 @@ import type { RunRouter } from '../engine/router.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { plainArray } from '../scheduling/pg-arrays.js';
-import { firingRefs, makeOccurrences, type OccurrenceToMake } from './occurrences.js';
+import { firingRefs, makeOccurrences, missedWritten, type OccurrenceToMake } from './occurrences.js';
 import { planOccurrences, storedRecurrence, type Plan } from './recurrence.js';
 
 export interface MaterialiserDeps {
@@ -122,18 +122,22 @@ export class Materialiser {
           plan = { runs: [], nextFireAtMs: job.next_fire_at_ms, made: 0, missed: 0 };
         }
         plans.push(plan);
-        missed += plan.missed;
-        if (plan.missed > 0 && missedJobs.length < MISSED_JOBS_LOGGED) missedJobs.push(String(job.id));
         for (const r of plan.runs) toMake.push({ jobId: job.id, shard: job.shard, nominalMs: r.nominalMs, dueMs: r.dueMs, status: r.status });
       }
       made = await makeOccurrences(tx, toMake, 'schedule');
+      // Missed as written: an occurrence a backfill ran already is not missed (its row conflicts).
+      const missedOf = missedWritten(made);
+      for (const [jobId, n] of missedOf) {
+        missed += n;
+        if (missedJobs.length < MISSED_JOBS_LOGGED) missedJobs.push(jobId);
+      }
       await query(tx, ADVANCE_JOBS, [
         rows.map((r) => r.id),
         rows.map((r) => r.shard),
         rows.map((r) => r.next_fire_at_ms),
         plans.map((p) => p.nextFireAtMs),
         plans.map((p) => p.made),
-        plans.map((p) => p.missed),
+        rows.map((r) => missedOf.get(r.id) ?? 0),
       ]);
       afterCommit = await this.deps.router.inTransaction(tx, firingRefs(made));
       // Jobs that moved on: one that did not (its rule cannot be planned) must not keep the pass going.

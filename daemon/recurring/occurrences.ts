@@ -34,6 +34,17 @@ export async function makeOccurrences(tx: Queryable, runs: readonly OccurrenceTo
   return rows;
 }
 
+/**
+ * Missed occurrences actually recorded, per job: a planned missed row whose
+ * occurrence has a run already (a backfill made it) is not written (ON
+ * CONFLICT), and was not missed.
+ */
+export function missedWritten(rows: readonly OccurrenceRow[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of rows) if (r.status === 'missed') out.set(r.job_id, (out.get(r.job_id) ?? 0) + 1);
+  return out;
+}
+
 /** The written runs that will fire (scheduled), as the router takes them. */
 export function firingRefs(rows: readonly OccurrenceRow[]): RunRef[] {
   return rows.filter((r) => r.status === 'scheduled').map((r) => ({ runId: r.id, shard: r.shard, dueAtMs: r.due_at_ms, priority: r.priority }));

@@ -37,7 +37,7 @@ import type { RunRouter } from '../engine/router.js';
 import type { ScheduleInput, ScheduledJob } from '../scheduling/types.js';
 import { plainArray, textArray } from '../scheduling/pg-arrays.js';
 import { jitterMs, occurrencesBetween } from './cadence.js';
-import { firingRefs, makeOccurrences, type OccurrenceToMake } from './occurrences.js';
+import { firingRefs, makeOccurrences, missedWritten, type OccurrenceToMake } from './occurrences.js';
 import { OCCURRENCE_LATE_AFTER_MS, firstOccurrence, planOccurrences, storedRecurrence, upcoming, type Recurrence } from './recurrence.js';
 
 export interface RecurringDeps {
@@ -354,7 +354,7 @@ export class RecurringService {
       plan.runs.map((r) => ({ jobId, shard: job.shard, nominalMs: r.nominalMs, dueMs: r.dueMs, status: r.status })),
       'schedule',
     );
-    await query(tx, ADVANCE_JOBS, [[jobId], [job.shard], [job.next_fire_at_ms], [plan.nextFireAtMs], [plan.made], [plan.missed]]);
+    await query(tx, ADVANCE_JOBS, [[jobId], [job.shard], [job.next_fire_at_ms], [plan.nextFireAtMs], [plan.made], [missedWritten(made).get(jobId) ?? 0]]);
     return this.deps.router.inTransaction(tx, firingRefs(made));
   }
 }

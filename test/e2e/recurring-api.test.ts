@@ -349,6 +349,22 @@ describe('pause, resume, trigger, backfill, update', () => {
     await client.pauseJob(job.id, 'test done');
   });
 
+  it('resume with catch-up after a backfill of the pause: occurrences the backfill ran are not counted missed', async () => {
+    const j = (await client.scheduleRecurring({ queue: 'rec-ops', recurrence: { everyMs: SECOND, overlap: 'allow_all', catchUp: { windowMs: SECOND, mode: 'fire_all' } } })).job;
+    await client.pauseJob(j.id);
+    const pausedAt = Date.now();
+    await sleep(4_000); // occurrences pass while it is paused
+    const backfill = await client.backfillJob(j.id, { from: pausedAt - 2 * SECOND, to: Date.now() - 100 });
+    expect(backfill.created).toBeGreaterThanOrEqual(3);
+    await client.resumeJob(j.id, { catchUp: true });
+    await client.pauseJob(j.id, 'test done');
+    const { counts } = await client.getJob(j.id);
+    const missedRows = (await client.listRuns({ jobId: j.id, status: 'missed', pageSize: 1000 })).runs.length;
+    // The count is the missed runs recorded: none, since the backfill ran every occurrence the pause held back.
+    expect(counts!.missed).toBe(missedRows);
+    await client.cancelJob(j.id);
+  });
+
   it("GetJob's next fire times stop at the rule's limit", async () => {
     const limited = (await client.scheduleRecurring({ queue: 'rec-ops-limit', recurrence: { everyMs: 60 * SECOND, limit: 3 } })).job;
     const { nextFireTimesMs } = await client.getJob(limited.id);
