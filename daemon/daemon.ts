@@ -298,7 +298,7 @@ export class Daemon {
     const host = cfg.grpcAddress.replace(/:\d+$/, '').replace(/^(0\.0\.0\.0|\[::\]|::)$/, '127.0.0.1');
     const tls = this.security?.tls ?? null;
     const env = process.env;
-    const identity = consoleClientIdentity(env, tls?.certFile ?? null);
+    const identity = consoleClientIdentity(env, tls?.keyFile ?? null);
     if (tls?.clientCaFile && !(identity.certFile && identity.keyFile))
       this.log.warn('web console: the gRPC port requires client certificates; give the console one with TIMELANE_CONSOLE_TLS_CERT and TIMELANE_CONSOLE_TLS_KEY');
     // Without TIMELANE_TLS_CA the console trusts the certificate file itself, which only a self-signed one can anchor.

@@ -5,6 +5,7 @@
  * others dial, not 127.0.0.1). Under mTLS the console presents its own
  * client certificate, when given one.
  */
+import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 
@@ -18,15 +19,22 @@ type Env = Readonly<Record<string, string | undefined>>;
  * key pair would make whoever reaches its port act with that identity
  * (under --tls-client-ca alone, an admin).
  */
-export function consoleClientIdentity(env: Env, ownCertFile: string | null): Pick<ConsoleTlsFiles, 'certFile' | 'keyFile'> {
-  if (env.TIMELANE_CONSOLE_TLS_CERT || env.TIMELANE_CONSOLE_TLS_KEY) return { certFile: env.TIMELANE_CONSOLE_TLS_CERT, keyFile: env.TIMELANE_CONSOLE_TLS_KEY };
-  if (!env.TIMELANE_TLS_CERT || (ownCertFile && sameFileContent(env.TIMELANE_TLS_CERT, ownCertFile))) return {};
-  return { certFile: env.TIMELANE_TLS_CERT, keyFile: env.TIMELANE_TLS_KEY };
+export function consoleClientIdentity(env: Env, ownKeyFile: string | null): Pick<ConsoleTlsFiles, 'certFile' | 'keyFile'> {
+  const pair = (cert: string, key: string): Pick<ConsoleTlsFiles, 'certFile' | 'keyFile'> => {
+    if (!env[cert] !== !env[key]) throw new Error(`web console: ${env[cert] ? key : cert} is not set (${cert} and ${key} go together)`);
+    return { certFile: env[cert], keyFile: env[key] };
+  };
+  if (env.TIMELANE_CONSOLE_TLS_CERT || env.TIMELANE_CONSOLE_TLS_KEY) return pair('TIMELANE_CONSOLE_TLS_CERT', 'TIMELANE_CONSOLE_TLS_KEY');
+  if (!env.TIMELANE_TLS_CERT && !env.TIMELANE_TLS_KEY) return {};
+  const cli = pair('TIMELANE_TLS_CERT', 'TIMELANE_TLS_KEY');
+  // The same key pair as ours, whatever its files look like (a full chain, other line endings): never presented.
+  return ownKeyFile && samePublicKey(cli.keyFile!, ownKeyFile) ? {} : cli;
 }
 
-function sameFileContent(a: string, b: string): boolean {
+function samePublicKey(a: string, b: string): boolean {
+  const spki = (file: string): Buffer => createPublicKey(readFileSync(file)).export({ type: 'spki', format: 'der' });
   try {
-    return readFileSync(a).equals(readFileSync(b));
+    return spki(a).equals(spki(b));
   } catch {
     return a === b;
   }

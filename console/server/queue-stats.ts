@@ -18,8 +18,8 @@ import type { QueueLimitsInfo, RunStatusName, TimelaneClient } from '@timelane/c
 export const LIVE_CAP = 1000;
 /** Most runs counted for a finished status. */
 export const TERMINAL_CAP = 100;
-/** Most queue names read (ListQueues pages of 1,000); past it the list says it is partial. */
-export const MAX_QUEUES = 5000;
+/** Most queues shown and counted (each costs 7 ListRuns pages a refresh); past it the list says it is partial. */
+export const MAX_QUEUES = 200;
 const CACHE_MS = 5_000;
 const NAMES_CACHE_MS = 30_000;
 
@@ -128,7 +128,7 @@ export class QueueStatsReader {
     const names: string[] = [];
     let pageToken = '';
     do {
-      const page = await this.deps.client.listQueues({ pageSize: 1000, pageToken });
+      const page = await this.deps.client.listQueues({ pageSize: MAX_QUEUES, pageToken });
       names.push(...page.queues);
       pageToken = page.nextPageToken;
     } while (pageToken && names.length < MAX_QUEUES);

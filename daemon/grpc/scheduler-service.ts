@@ -214,9 +214,9 @@ export function schedulerHandlers(ctx: ApiContext): SchedulerHandlers {
     }),
     ListQueues: unary(ctx, async (req, call, t) => {
       const limit = v.pageSize('page_size', req.pageSize);
-      if (req.pageToken.length > 300) throw invalidArgument('page_token', 'is not a token this server issued');
       const prefix = qualifyQueue(t, '');
-      const after = req.pageToken ? qualifyQueue(t, req.pageToken) : '';
+      // A token is the last queue name of a page, as the caller names it: checked as one (no NUL reaches SQL).
+      const after = req.pageToken ? callerQueue(t, 'page_token', req.pageToken) : '';
       const queues = await listGate.run(() => ctx.scheduling.listQueues(after, prefix, limit), cancelSignal(call));
       const names = queues.map((q) => unqualifyQueue(t, q));
       return { queues: names, nextPageToken: names.length === limit ? names[names.length - 1] : '' };

@@ -129,6 +129,8 @@ function streamTracing(tracer: Tracer, workerId: string): StreamTracing {
   /** Delivery → the span of its answer, until its ack. */
   const answering = new Map<string, Span>();
   const key = (runId: string, delivery: number | undefined): string => `${runId}:${delivery ?? 0}`;
+  /** Deliveries never answered on this stream (their lease ran out, redelivered elsewhere) would stay: the oldest go past this. */
+  const MAX_REMEMBERED = 20_000;
 
   const open = (runId: string, delivery: number, name: string, attributes: Attributes): void => {
     const k = key(runId, delivery);
@@ -143,6 +145,7 @@ function streamTracing(tracer: Tracer, workerId: string): StreamTracing {
     delivered(run, wire, sentAtMs) {
       const parent = contextOf(run.traceparent ? { traceparent: run.traceparent, tracestate: run.tracestate ?? null } : null);
       inFlight.set(key(wire.runId ?? String(run.id), wire.delivery), parent);
+      if (inFlight.size > MAX_REMEMBERED) inFlight.delete(inFlight.keys().next().value!);
       // From its release (its due time, or its claim if that was later) to the hand-out: the wait for credit.
       const releasedAt = Math.min(sentAtMs, Math.max(run.due_at_ms, run.claimed_at_ms ?? 0));
       const span = tracer.startSpan(

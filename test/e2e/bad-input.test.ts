@@ -64,7 +64,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-type Method = 'schedule' | 'scheduleBatch' | 'getJob' | 'getRun' | 'listRuns' | 'cancelJob' | 'rescheduleJob';
+type Method = 'schedule' | 'scheduleBatch' | 'getJob' | 'getRun' | 'listRuns' | 'listQueues' | 'cancelJob' | 'rescheduleJob';
 
 /** A raw unary call; resolves with the response or the ServiceError. */
 function call(method: Method, req: object): Promise<{ err: grpc.ServiceError | null; res: unknown }> {
@@ -204,6 +204,14 @@ describe('reads and job commands', () => {
     await expectRefused('listRuns', { dueFromMs: '2000', dueToMs: '1000' }, 'due_to_ms');
     const ok = await call('listRuns', { pageSize: 1000 });
     expect(ok.err).toBeNull();
+  });
+
+  it('ListQueues: page_size 5000, a page_token that is no queue name (a NUL byte, a space, too long)', async () => {
+    await expectRefused('listQueues', { pageSize: 5000 }, 'page_size');
+    await expectRefused('listQueues', { pageToken: 'a\u0000b' }, 'page_token');
+    await expectRefused('listQueues', { pageToken: 'a b' }, 'page_token');
+    await expectRefused('listQueues', { pageToken: 'q'.repeat(300) }, 'page_token');
+    expect((await call('listQueues', { pageToken: 'bad-input-ok' })).err).toBeNull();
   });
 
   it('ListRuns by due time: exactly the runs due in the range, paged with no gap', async () => {

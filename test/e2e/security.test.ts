@@ -525,6 +525,16 @@ describe('namespaces isolate; quotas hold', () => {
     await denied('ListJobs of another namespace', fraud.listJobs({ namespace: 'billing' }));
     // Lists show only the caller's own, queues by their names in the namespace.
     expect((await fraud.listQueues()).queues).toEqual(['invoices']);
+    // A bound caller pages through its own queues by their names in its namespace, one at a time.
+    await billing.schedule({ queue: 'refunds', at: far });
+    const paged: string[] = [];
+    let token: string | undefined;
+    do {
+      const p = await billing.listQueues({ pageSize: 1, pageToken: token });
+      paged.push(...p.queues);
+      token = p.nextPageToken || undefined;
+    } while (token);
+    expect(paged).toEqual(['invoices', 'refunds']);
     expect((await admin.listQueues()).queues).toEqual(expect.arrayContaining(['billing/invoices', 'fraud/invoices']));
     const fraudJobs = (await fraud.listJobs({ pageSize: 1000 })).jobs.map((j) => j.id);
     expect(fraudJobs).toEqual([f.job.id]);

@@ -16,7 +16,10 @@ const dashboard = JSON.parse(readFileSync(new URL('ops/grafana/timelane-dashboar
   panels: { title: string; targets: { expr: string }[] }[];
 };
 
-const exported = new Set(new Metrics().registry.getMetricsAsArray().map((m) => m.name));
+// A cluster daemon's metrics (with Redis: timelane_redis_up too), the most any daemon exports.
+const clusterMetrics = new Metrics();
+clusterMetrics.watchRedis();
+const exported = new Set(clusterMetrics.registry.getMetricsAsArray().map((m) => m.name));
 
 /** Metric names an expression uses (timelane_* only), a histogram's _bucket/_sum/_count series folded to the histogram. */
 const metricsIn = (expr: string): string[] =>

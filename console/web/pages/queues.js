@@ -43,6 +43,7 @@ export function QueuesPage() {
           <td class="num">${q.workerStreamsHere}</td>
         </tr>`)}</tbody>
       </table>
+      ${data.queuesCapped ? html`<p class="muted" data-testid="queues-capped">Showing the first ${data.queues.length} queues by name; there are more (\`timelane queues\` lists them all).</p>` : ''}
       <p class="muted">Counts read at most ${data.caps.scheduled} runs per queue for scheduled, buffered, in flight and dead, ${data.caps.completed} for completed, failed and cancelled (≥ marks a count at its cap). ${data.allQueueStreamsHere ? `${data.allQueueStreamsHere} worker stream(s) on this member take every queue.` : ''}</p>
     </div>
   `;

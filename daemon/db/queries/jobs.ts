@@ -135,21 +135,26 @@ ORDER BY r.id LIMIT $5`;
  * listQueues — distinct queue names after $1 ('' = from the first), in name
  * order: those of runs and those of recurring jobs (whose next run may not
  * be made yet), each by a skip scan (runs_queue_status, jobs_recurring_queue):
- * one index probe per name, whatever the number of runs. $2 prefix (a
- * namespace's "ns/"; '' = any), $3 limit.
+ * one index probe per name. Each walk starts at the caller's prefix $2 (a
+ * namespace's "ns/"; '' = any) and stops once it found $3 names with it, so
+ * a page reads about a page of names, not every name there is.
  */
 export const LIST_QUEUES = `
-WITH RECURSIVE q(queue) AS (
-  (SELECT r.queue FROM runs r WHERE r.queue > $1 ORDER BY r.queue LIMIT 1)
+WITH RECURSIVE q(queue, n) AS (
+  (SELECT r.queue, starts_with(r.queue, $2)::int FROM runs r WHERE r.queue > greatest($1::text, $2::text) ORDER BY r.queue LIMIT 1)
   UNION ALL
-  SELECT (SELECT r.queue FROM runs r WHERE r.queue > q.queue ORDER BY r.queue LIMIT 1) FROM q WHERE q.queue IS NOT NULL
-), rq(queue) AS (
-  (SELECT j.queue FROM jobs j WHERE j.kind <> 'once' AND j.queue > $1 ORDER BY j.queue LIMIT 1)
+  SELECT nx.queue, q.n + starts_with(nx.queue, $2)::int
+  FROM q, LATERAL (SELECT r.queue FROM runs r WHERE r.queue > q.queue ORDER BY r.queue LIMIT 1) nx
+  WHERE q.n < $3
+), rq(queue, n) AS (
+  (SELECT j.queue, starts_with(j.queue, $2)::int FROM jobs j WHERE j.kind <> 'once' AND j.queue > greatest($1::text, $2::text) ORDER BY j.queue LIMIT 1)
   UNION ALL
-  SELECT (SELECT j.queue FROM jobs j WHERE j.kind <> 'once' AND j.queue > rq.queue ORDER BY j.queue LIMIT 1) FROM rq WHERE rq.queue IS NOT NULL
+  SELECT nx.queue, rq.n + starts_with(nx.queue, $2)::int
+  FROM rq, LATERAL (SELECT j.queue FROM jobs j WHERE j.kind <> 'once' AND j.queue > rq.queue ORDER BY j.queue LIMIT 1) nx
+  WHERE rq.n < $3
 )
 SELECT queue FROM (SELECT queue FROM q UNION SELECT queue FROM rq) u
-WHERE queue IS NOT NULL AND starts_with(queue, $2) ORDER BY queue LIMIT $3`;
+WHERE starts_with(queue, $2) ORDER BY queue LIMIT $3`;
 
 /** countWaitingRuns — runs of a namespace's jobs waiting to fire (quota max_scheduled_runs). $1 namespace. */
 export const COUNT_WAITING_RUNS = `
