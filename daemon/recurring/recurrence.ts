@@ -43,6 +43,13 @@ export interface RecurringJobState {
   /** Nominal ms of the next occurrence not made yet; null: ended. */
   nextFireAtMs: number | null;
   occurrences: number;
+  /**
+   * Nominal times from nextFireAtMs on that already have a run: after a
+   * pause or an update moved the cursor back (a jittered later occurrence
+   * had fired first), or a backfill ran them. They are neither made again
+   * nor counted again (toward the limit, or as missed). Absent: none.
+   */
+  existing?: ReadonlySet<number>;
 }
 
 export interface PlannedRun {
@@ -96,7 +103,9 @@ export function planOccurrences(job: RecurringJobState, nowMs: number, horizonMs
   const r = job.recurrence;
   const plan: Plan = { runs: [], nextFireAtMs: job.nextFireAtMs, made: 0, missed: 0 };
   const limitLeft = (): number => (r.limit === null ? Infinity : r.limit - job.occurrences - plan.made);
+  const exists = (nominalMs: number): boolean => job.existing?.has(nominalMs) ?? false;
   const schedule = (nominalMs: number): void => {
+    if (exists(nominalMs)) return;
     plan.runs.push({ nominalMs, dueMs: nominalMs + jitterMs(job.id, nominalMs, r.jitterMs), status: 'scheduled' });
     plan.made++;
   };
@@ -108,6 +117,7 @@ export function planOccurrences(job: RecurringJobState, nowMs: number, horizonMs
     const windowStart = nowMs - r.catchUp.windowMs;
     const keep = r.catchUp.mode === 'fire_once' ? 1 : r.catchUp.maxRuns;
     const miss = (nominalMs: number): void => {
+      if (exists(nominalMs)) return;
       if (plan.missed < MISSED_ROWS_PER_PASS) plan.runs.push({ nominalMs, dueMs: nominalMs, status: 'missed' });
       plan.missed++;
     };

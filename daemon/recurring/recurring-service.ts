@@ -16,6 +16,7 @@ import { query, transaction } from '../db/pool.js';
 import type { JobKind, JobRow, JobStatus, RunRow } from '../db/queries/columns.js';
 import {
   ADVANCE_JOBS,
+  EXISTING_OCCURRENCES,
   INSERT_RECURRING_JOBS,
   JOB_COUNTS,
   LATEST_RUNS,
@@ -342,8 +343,11 @@ export class RecurringService {
     const { rows } = await query<JobRow>(tx, LOCK_JOB, [jobId]);
     const job = rows[0];
     if (!job || job.status !== 'active' || job.next_fire_at_ms === null) return () => undefined;
+    // A resume with catch-up (or an update) may start before occurrences that have runs already: a jittered later
+    // one fired before the earlier one the pause withdrew, or a backfill ran them.
+    const { rows: had } = await query<{ nominal_ms: number }>(tx, EXISTING_OCCURRENCES, [jobId, job.next_fire_at_ms]);
     const plan = planOccurrences(
-      { id: jobId, recurrence: storedRecurrence(job.recurrence), nextFireAtMs: job.next_fire_at_ms, occurrences: job.occurrences },
+      { id: jobId, recurrence: storedRecurrence(job.recurrence), nextFireAtMs: job.next_fire_at_ms, occurrences: job.occurrences, existing: new Set(had.map((h) => h.nominal_ms)) },
       this.deps.wallNow(),
       this.deps.router.horizon(),
       // As the materialiser: only an occurrence more than this late follows the catch-up rule (a resume with catch-up).

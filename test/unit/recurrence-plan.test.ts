@@ -68,3 +68,28 @@ describe('planOccurrences: catch-up', () => {
     expect(missed).toBe(3_599 - 9);
   });
 });
+
+describe('planOccurrences: occurrences that have runs already', () => {
+  it('are neither made again nor counted toward the limit or as missed (a resume with catch-up after a jittered later one fired, or a backfill)', () => {
+    // Cursor 5 s back (a pause withdrew that occurrence); the one after it fired already; limit 4 with 1 made.
+    const existing = new Set([NOW - 4_000]);
+    const plan = planOccurrences({ id: 'j', recurrence: rule({ limit: 4 }), nextFireAtMs: NOW - 5_000, occurrences: 1, existing }, NOW, NOW + 2_000, 1_000);
+    const made = plan.runs.filter((r) => r.status === 'scheduled').map((r) => NOW - r.nominalMs);
+    // Three left under the limit, all new: the latest overdue ones by the catch-up rule, -4 s skipped (it has its
+    // run), then -1 s on time. Before: -4 s was planned again and counted, so the job ended one short.
+    expect(made).toEqual([3_000, 2_000, 1_000]);
+    expect(plan.made).toBe(3);
+    expect(plan.runs.every((r) => r.nominalMs !== NOW - 4_000)).toBe(true);
+    expect(plan.nextFireAtMs).toBeNull();
+
+    // Out of the catch-up window: an occurrence a backfill ran is not missed.
+    const old = planOccurrences(
+      { id: 'j', recurrence: rule({ catchUp: { windowMs: 1_000, mode: 'fire_all', maxRuns: 100 } }), nextFireAtMs: NOW - 5_000, occurrences: 0, existing: new Set([NOW - 5_000, NOW - 4_000]) },
+      NOW,
+      NOW,
+      0,
+    );
+    expect(old.runs.filter((r) => r.status === 'missed').map((r) => NOW - r.nominalMs)).toEqual([3_000, 2_000]);
+    expect(old.missed).toBe(2);
+  });
+});

@@ -99,6 +99,14 @@ ORDER BY o.ord
 ON CONFLICT (job_id, nominal_at) WHERE nominal_at IS NOT NULL AND attempt = 1 DO NOTHING
 ${OCCURRENCE_RETURNING('')}`;
 
+/**
+ * existingOccurrences — nominal times (ms) of a job's occurrences with a run
+ * from $2 (ms) on (runs_occurrence). $1 job id.
+ */
+export const EXISTING_OCCURRENCES = `
+SELECT (extract(epoch FROM r.nominal_at) * 1000)::int8 AS nominal_ms FROM runs r
+WHERE r.job_id = $1 AND r.attempt = 1 AND r.nominal_at >= to_timestamp($2::int8 / 1000.0)`;
+
 /** A recurring job as the materialiser plans it. */
 export interface DueRecurringRow {
   id: string;
