@@ -3,6 +3,7 @@
  * migrate on start) and `migrate`. Every daemon setting is a flag and an
  * environment variable (flags win); `timelane daemon --help` lists them all.
  */
+import v8 from 'node:v8';
 import { Command, Option } from 'commander';
 import { OPTION_SPECS, resolveConfig, type DaemonConfig } from './config.js';
 import { Daemon } from './daemon.js';
@@ -89,6 +90,17 @@ function fail(err: unknown): never {
   process.exit(1);
 }
 
+/**
+ * The daemon's process optimises hot code sooner than V8's default (its
+ * interrupt budget, --jit-interrupt-budget): set before the daemon runs, so
+ * its fire path is optimised within the first second of load, not several
+ * (steady 10,000 runs/s from a cold start: first-second p99 88 against 411
+ * ms, bench/README.md).
+ */
+function applyJitBudget(config: DaemonConfig): void {
+  if (config.jitInterruptBudget > 0) v8.setFlagsFromString(`--interrupt-budget=${config.jitInterruptBudget}`);
+}
+
 export function registerDaemonCommands(program: Command): void {
   addDaemonOptions(
     program.command('daemon').description('run a timelane daemon against PostgreSQL (DATABASE_URL) and, for a cluster, Redis (REDIS_URL)'),
@@ -101,6 +113,7 @@ export function registerDaemonCommands(program: Command): void {
           'refusing to start open: anyone reaching the gRPC port could schedule, read payloads and move shards. ' +
             'Give --auth-file (tokens; `timelane token create`) and/or --tls-client-ca (mTLS), or --insecure to run open on purpose',
         );
+      applyJitBudget(config);
       await runUntilSignal(new Daemon(config));
     } catch (err) {
       fail(err);
@@ -135,6 +148,7 @@ export function registerDaemonCommands(program: Command): void {
         consoleAddress: flags.consoleAddress ?? process.env.TIMELANE_CONSOLE_ADDRESS ?? DEV_CONSOLE_ADDRESS,
         logFormat: flags.logFormat ?? process.env.TIMELANE_LOG_FORMAT ?? 'pretty',
       });
+      applyJitBudget(config);
       const daemon = new Daemon(config);
       const handle = pg;
       await runUntilSignal(daemon, () => handle.stop());

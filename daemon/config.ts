@@ -42,6 +42,8 @@ export interface DaemonConfig {
   databaseStatementTimeoutMs: number;
   /** The graceful stop gets this long (ms) after SIGTERM/SIGINT, then the process exits with code 1; 0 = no limit. */
   stopTimeoutMs: number;
+  /** V8's interrupt budget for this process (how soon a hot function is optimised); 0 = V8's own default. */
+  jitInterruptBudget: number;
   /** Pin this daemon to a shard range ("0-63,128") — sidecar mode. Empty => balanced. */
   shards: string;
   /** Adopt shards whose pinned owner is gone (sidecar standby). */
@@ -137,6 +139,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'maxPayloadBytes', flag: '--max-payload-bytes <n>', env: 'TIMELANE_MAX_PAYLOAD_BYTES', description: 'largest accepted payload', default: 262_144 },
   { key: 'migrateOnStart', flag: '--migrate-on-start', env: 'TIMELANE_MIGRATE_ON_START', description: 'apply migrations at start (dev); production runs `timelane migrate`', default: false },
   { key: 'stopTimeoutMs', flag: '--stop-timeout-ms <ms>', env: 'TIMELANE_STOP_TIMEOUT_MS', description: 'on SIGTERM/SIGINT, the graceful stop (hand shards over, drain, close connections) gets this long; past it, or on a second signal, the daemon exits at once (code 1), which is as safe as a crash: leases expire, unanswered at-least-once runs are redelivered. 0 = wait for ever', default: 20_000 },
+  { key: 'jitInterruptBudget', flag: '--jit-interrupt-budget <n>', env: 'TIMELANE_JIT_INTERRUPT_BUDGET', description: "how soon V8 optimises a hot function (its --interrupt-budget; V8's default is 67,584): a freshly started daemon is at full speed within its first second of load instead of several. 0 = V8's default", default: 2_000 },
   { key: 'logLevel', flag: '--log-level <level>', env: 'TIMELANE_LOG_LEVEL', description: 'fatal|error|warn|info|debug|trace|silent', default: 'info' },
   { key: 'logFormat', flag: '--log-format <format>', env: 'TIMELANE_LOG_FORMAT', description: 'json (one object per line) or pretty (human-readable; `timelane dev` defaults to it)', default: 'json' },
   { key: 'otlpTracesEndpoint', flag: '--otlp-traces-endpoint <url>', env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', description: 'export traces (OpenTelemetry, OTLP/HTTP JSON) to this URL, e.g. http://collector:4318/v1/traces; OTEL_EXPORTER_OTLP_ENDPOINT also turns them on (+ /v1/traces); unset => no tracing SDK is loaded', default: '' },
@@ -153,6 +156,7 @@ const NUMERIC_LIMITS: Partial<Record<keyof DaemonConfig, [number, number]>> = {
   databasePoolSize: [2, 500],
   databaseStatementTimeoutMs: [0, 3_600_000],
   stopTimeoutMs: [0, 3_600_000],
+  jitInterruptBudget: [0, 10_000_000],
   shardCount: [1, 65_536],
   leaseTtlMs: [500, 120_000],
   windowMs: [1_000, 3_600_000],

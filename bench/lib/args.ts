@@ -43,6 +43,8 @@ export interface BenchOptions {
   redisPrefix: string;
   worker: WorkerMode;
   concurrency: number;
+  /** The child worker's V8 interrupt budget (tuneJitForLatency, as the README advises a latency-critical worker); 0 = V8's default. */
+  workerJitBudget: number;
   batchSize: number;
   ingestParallel: number;
   leadSeconds: number;
@@ -85,6 +87,8 @@ a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
   --redis-prefix <p>         base of the unique key prefix (default tl_bench_)
   --worker <inline|child>    run the worker in the bench process or in a child process (default child)
   --concurrency <n>          worker credit / max in flight (default 1000)
+  --worker-jit-budget <n>    child worker: tuneJitForLatency(n), as the README advises a latency-critical worker
+                             (default 2000; 0 = V8's default, 67,584). The daemon's own: --daemon-arg=--jit-interrupt-budget=N
   --batch <n>                runs per ScheduleBatch, 1..1000 (default 1000)
   --ingest-parallel <n>      ScheduleBatch calls in flight (default 4)
   --lead <s>                 steady: how far ahead of due runs are scheduled; burst/upfront: seconds between the
@@ -152,6 +156,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
       'redis-prefix': { type: 'string', default: 'tl_bench_' },
       worker: { type: 'string', default: 'child' },
       concurrency: { type: 'string' },
+      'worker-jit-budget': { type: 'string' },
       batch: { type: 'string' },
       'ingest-parallel': { type: 'string' },
       lead: { type: 'string' },
@@ -190,6 +195,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
     redisPrefix: values['redis-prefix'],
     worker,
     concurrency: numberFlag('--concurrency', values.concurrency, 1000, 1, 10_000),
+    workerJitBudget: numberFlag('--worker-jit-budget', values['worker-jit-budget'], 2000, 0, 10_000_000),
     batchSize: numberFlag('--batch', values.batch, 1000, 1, 1000),
     ingestParallel: numberFlag('--ingest-parallel', values['ingest-parallel'], 4, 1, 64),
     leadSeconds: numberFlag('--lead', values.lead, 3, 0.5, 120),

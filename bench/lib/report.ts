@@ -25,7 +25,7 @@ function ingestLead(r: TrialResult): string {
 
 export function trialText(r: TrialResult): string {
   const lines = [
-    `${r.pattern}: rate ${n(r.rate)}/s for ${r.seconds} s (worker: ${r.workerMode}${r.dbSettings.length ? `; database settings ${r.dbSettings.map(([k, v]) => `${k}=${v}`).join(', ')}` : ''})`,
+    `${r.pattern}: rate ${n(r.rate)}/s for ${r.seconds} s (worker: ${r.workerMode}${r.workerJitBudget ? `, JIT budget ${r.workerJitBudget}` : ''}${r.dbSettings.length ? `; database settings ${r.dbSettings.map(([k, v]) => `${k}=${v}`).join(', ')}` : ''})`,
     `  scheduled ${n(r.scheduled)}  fired ${n(r.fired)}  lost ${n(r.lost)}  duplicates ${n(r.duplicates)}  early ${n(r.early)}${r.early ? ` (by at most ${f(r.earlyMaxMs, 3)} ms)` : ''}   (in Postgres at the end: ${Object.entries(r.dbStatus).map(([k, v]) => `${k} ${n(v)}`).join(', ') || '-'})`,
     `  lag ms (worker receipt - due_at): ${q(r.lag)}  (>10 ms: ${f(r.over10ms * 100, 3)}%, >50 ms: ${f(r.over50ms * 100, 3)}%)`,
     `  fires/s ${f(r.firesPerS, 1)}   daemon peak RSS ${f(r.daemonRssMb, 1)} MB (VmHWM ${f(r.daemonHwmMb, 1)} MB)`,
@@ -123,6 +123,7 @@ export function trialJson(r: TrialResult, machine: MachineInfo): string {
     checkpoints_in_trial: r.pgActivity ? r.pgActivity.checkpoints : null,
     cpu_wait_pct: { daemon: round(r.cpu.waits.daemon, 1), worker: round(r.cpu.waits.worker, 1), postgres: round(r.cpu.waits.postgresOurs, 1) },
     worker: r.workerMode,
+    worker_jit_budget: r.workerJitBudget,
     machine,
   });
 }

@@ -94,6 +94,8 @@ export interface TrialResult {
   cpu: CpuUse;
   fireSeconds: number;
   workerMode: string;
+  /** The child worker's V8 interrupt budget (tuneJitForLatency); 0 = V8's default. */
+  workerJitBudget: number;
   /** Machine busy (% of one core) just before the trial, with nothing of ours running. */
   backgroundPct: number;
   workerErrors: number;
@@ -329,7 +331,7 @@ async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Re
   res.defer('close client', () => client.close());
   await waitFor('the daemon to own every shard', 30_000, async () => (await client.listShards()).every((s) => s.ownedHere), 100);
 
-  const worker: BenchWorker = await startBenchWorker({ mode: opts.worker, address: daemon.address, queues: [QUEUE, WARMUP_QUEUE], concurrency: opts.concurrency }, res);
+  const worker: BenchWorker = await startBenchWorker({ mode: opts.worker, address: daemon.address, queues: [QUEUE, WARMUP_QUEUE], concurrency: opts.concurrency, jitBudget: opts.workerJitBudget }, res);
 
   // --- history: the trial writes into a database in service ----------------
   if (opts.preloadJobs > 0) {
@@ -542,6 +544,7 @@ async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Re
     cpu: cpuBetween(cpuA, cpuB, { daemonPid: daemon.pid, workerPid: worker.pid, benchPid: process.pid, database: db.name }),
     fireSeconds,
     workerMode: opts.worker,
+    workerJitBudget: opts.worker === 'child' ? opts.workerJitBudget : 0,
     backgroundPct,
     workerErrors: worker.errors.length,
     daemonWarnings: warnings,

@@ -3,22 +3,24 @@
  * receiving and answering runs does not share an event loop with the bench's
  * bookkeeping. Started by bench/lib/workers.ts with fork().
  *
- * argv: <address> <queues, comma-separated> <concurrency>
+ * argv: <address> <queues, comma-separated> <concurrency> [<V8 interrupt budget: tuneJitForLatency; 0 = V8's default>]
  * IPC out: {t:'r', d:number[]} receipts (flat, RECEIPT_WIDTH per run) every
  * 50 ms; {t:'flushed'} after a {t:'flush'}; {t:'error', m} on stream errors.
  * IPC in: {t:'flush'} | {t:'close'} (closes the worker and exits).
  * It also exits when the parent goes away (IPC disconnect).
  */
-import { createWorker, wallNowMs } from '@timelane/client';
+import { createWorker, tuneJitForLatency, wallNowMs } from '@timelane/client';
 import { receiptNowMs } from './receipt-clock.js';
 
 type ParentMessage = { t: 'flush' } | { t: 'close' };
 
-const [address, queueList, concurrencyText] = process.argv.slice(2);
+const [address, queueList, concurrencyText, jitBudgetText] = process.argv.slice(2);
 if (!address || !queueList || !process.send) {
   process.stderr.write('worker-child: started without an address, queues or an IPC channel\n');
   process.exit(2);
 }
+// As the README advises a latency-critical worker: hot code optimised within the first second of load.
+if (Number(jitBudgetText) > 0) tuneJitForLatency(Number(jitBudgetText));
 
 let pending: number[] = [];
 const send = (msg: object): void => {

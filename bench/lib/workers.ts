@@ -29,6 +29,8 @@ export interface BenchWorkerOptions {
   address: string;
   queues: string[];
   concurrency: number;
+  /** Child only: tuneJitForLatency(n) at its start; 0 = V8's default. */
+  jitBudget?: number;
 }
 
 export async function startBenchWorker(opts: BenchWorkerOptions, res: Resources): Promise<BenchWorker> {
@@ -65,7 +67,7 @@ type ChildMessage = { t: 'ready' } | { t: 'r'; d: number[] } | { t: 'flushed' } 
 
 async function startChild(opts: BenchWorkerOptions): Promise<BenchWorker> {
   const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'worker-child.js');
-  const child: ChildProcess = fork(script, [opts.address, opts.queues.join(','), String(opts.concurrency)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(script, [opts.address, opts.queues.join(','), String(opts.concurrency), String(opts.jitBudget ?? 0)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const unregister = onExitKill(() => child.kill('SIGKILL'));
   const receipts = new Receipts();
   const errors: string[] = [];

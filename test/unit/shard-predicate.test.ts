@@ -187,6 +187,7 @@ const NOT_HOT: Record<string, string> = {
   OVERLAP_EXEMPT: 'a fragment of NO_OVERLAP',
   INSERT_RECURRING_JOBS: 'Schedule of recurring jobs: inserts jobs only, shard named per row',
   LOCK_JOB: 'operator verbs, by job id',
+  EXISTING_OCCURRENCES: 'a resume or an update, by job id (runs_occurrence)',
   PAUSE_JOB: 'operator verbs, by job id',
   WITHDRAW_OCCURRENCES: 'operator verbs, by job id (and a Fail that pauses its job)',
   PAUSE_ON_FAILURE: 'a Fail whose run ends dead and whose job pauses on failure: one job, by id',

@@ -20,6 +20,7 @@ export { openWorkStream, WorkStream, type SubscribeOptions, type StreamEnd, type
 export { parseDuration, parseInstant, formatDuration } from './duration.js';
 export { memberAddresses } from './discovery.js';
 export { wallNowMs } from './clock.js';
+export { tuneJitForLatency, LATENCY_INTERRUPT_BUDGET } from './jit.js';
 export { loadTimelaneProto, timelaneV1, type LoadedTimelaneProto, type TimelaneV1 } from './proto.js';
 export { runContext, parseTraceparent, formatTraceparent } from './tracing.js';
 export type * from './types.js';
