@@ -103,3 +103,10 @@ describe('createWorker', () => {
     for (const q of ['orders', 'billing/invoices', 'a.b:c-d_e']) void worker([q]).close(0);
   });
 });
+
+describe('tuneJitForLatency', () => {
+  it('refuses a budget outside 100..10,000,000 or not whole, naming it', async () => {
+    const { tuneJitForLatency } = await import('@timelane/client');
+    for (const bad of [50, 1.5, 20_000_000, Number.NaN]) expect(() => tuneJitForLatency(bad)).toThrow(/^budget: must be an integer in 100\.\.10000000/);
+  });
+});
