@@ -91,11 +91,11 @@ function fail(err: unknown): never {
 }
 
 /**
- * The daemon's process optimises hot code sooner than V8's default (its
- * interrupt budget, --jit-interrupt-budget): set before the daemon runs, so
- * its fire path is optimised within the first second of load, not several
- * (steady 10,000 runs/s from a cold start: first-second p99 88 against 411
- * ms, bench/README.md).
+ * With --jit-interrupt-budget, the daemon's process optimises hot code
+ * sooner than V8's default: set before the daemon runs, so its fire path is
+ * optimised within the first second of a high load (a cold start into
+ * 10,000 runs/s). Off by default: at low rates the early compiling costs
+ * more tail than it saves (bench/README.md).
  */
 function applyJitBudget(config: DaemonConfig): void {
   if (config.jitInterruptBudget > 0) v8.setFlagsFromString(`--interrupt-budget=${config.jitInterruptBudget}`);

@@ -43,7 +43,7 @@ export interface BenchOptions {
   redisPrefix: string;
   worker: WorkerMode;
   concurrency: number;
-  /** The child worker's V8 interrupt budget (tuneJitForLatency, as the README advises a latency-critical worker); 0 = V8's default. */
+  /** The child worker's V8 interrupt budget (tuneJitForLatency); 0 = V8's default. */
   workerJitBudget: number;
   batchSize: number;
   ingestParallel: number;
@@ -87,8 +87,8 @@ a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
   --redis-prefix <p>         base of the unique key prefix (default tl_bench_)
   --worker <inline|child>    run the worker in the bench process or in a child process (default child)
   --concurrency <n>          worker credit / max in flight (default 1000)
-  --worker-jit-budget <n>    child worker: tuneJitForLatency(n), as the README advises a latency-critical worker
-                             (default 2000; 0 = V8's default, 67,584). The daemon's own: --daemon-arg=--jit-interrupt-budget=N
+  --worker-jit-budget <n>    child worker: tuneJitForLatency(n) at its start (default 0 = V8's default, 67,584);
+                             with --daemon-arg=--jit-interrupt-budget=N the daemon's too (README, TypeScript client)
   --batch <n>                runs per ScheduleBatch, 1..1000 (default 1000)
   --ingest-parallel <n>      ScheduleBatch calls in flight (default 4)
   --lead <s>                 steady: how far ahead of due runs are scheduled; burst/upfront: seconds between the
@@ -195,7 +195,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
     redisPrefix: values['redis-prefix'],
     worker,
     concurrency: numberFlag('--concurrency', values.concurrency, 1000, 1, 10_000),
-    workerJitBudget: numberFlag('--worker-jit-budget', values['worker-jit-budget'], 2000, 0, 10_000_000),
+    workerJitBudget: numberFlag('--worker-jit-budget', values['worker-jit-budget'], 0, 0, 10_000_000),
     batchSize: numberFlag('--batch', values.batch, 1000, 1, 1000),
     ingestParallel: numberFlag('--ingest-parallel', values['ingest-parallel'], 4, 1, 64),
     leadSeconds: numberFlag('--lead', values.lead, 3, 0.5, 120),

@@ -19,7 +19,7 @@ if (!address || !queueList || !process.send) {
   process.stderr.write('worker-child: started without an address, queues or an IPC channel\n');
   process.exit(2);
 }
-// As the README advises a latency-critical worker: hot code optimised within the first second of load.
+// --worker-jit-budget: hot code optimised within the first second of a high load (README, TypeScript client).
 if (Number(jitBudgetText) > 0) tuneJitForLatency(Number(jitBudgetText));
 
 let pending: number[] = [];

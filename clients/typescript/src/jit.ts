@@ -1,10 +1,12 @@
 /**
- * JIT tuning for latency-critical processes. V8 optimises a function once it
- * has spent its "interrupt budget" in the interpreter (67,584 by
- * default): a freshly started process runs its hot path unoptimised for its
- * first second or more of load. Measured on a 2-core VM, steady 10,000
- * runs/s against a cold daemon and worker: the first second's p99 lag fell
- * from 190–235 ms to 27–89 ms with both at 2,000 (bench/README.md).
+ * JIT tuning for a process that must keep up with a high rate from its
+ * start. V8 optimises a function once it has spent its "interrupt budget"
+ * in the interpreter (67,584 by default): a freshly started process runs its
+ * hot path unoptimised for its first second or more of load. Measured on a
+ * 2-core VM, steady 10,000 runs/s against a cold daemon and worker: the
+ * first second's p99 lag fell from 190–412 ms to 27–89 ms with both at
+ * 2,000; at 1,000 runs/s from cold, the early compiling raised the p99
+ * from 7 to 13–27 ms (bench/README.md). A trade, not a default.
  */
 import v8 from 'node:v8';
 
