@@ -384,7 +384,7 @@ function startWorker(members: Member[], concurrency: number, receipts: Receipts,
       receipts.claimedAtMs.push(run.claimedAtMs);
       receipts.firedAtMs.push(run.firedAtMs);
       // Arrival was stamped by the client library's clock: move it onto the receipt clock.
-      receipts.arrivedAtMs.push(run.receivedAtMs + (handled - wallNowMs()));
+      receipts.arrivedAtMs.push(run.arrivedAtMs + (handled - wallNowMs()));
       receipts.handledAtMs.push(handled);
     },
     onError: (err) => {

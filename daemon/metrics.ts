@@ -15,7 +15,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly fireLag = new Histogram({
     name: 'timelane_fire_lag_ms',
-    help: 'Claimed run released to delivery minus its due time, in ms',
+    help: 'Claimed run released to delivery minus its due time, in ms (0 for a run staged at a worker ahead of its due time)',
     buckets: LAG_BUCKETS_MS,
     registers: [this.registry],
   });
@@ -26,6 +26,7 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly fired = new Counter({ name: 'timelane_runs_fired_total', help: 'Runs claimed and fired', registers: [this.registry] });
+  readonly staged = new Counter({ name: 'timelane_runs_staged_total', help: 'Runs handed to a worker ahead of their due time, for it to start them at due (staging)', registers: [this.registry] });
   readonly completed = new Counter({ name: 'timelane_runs_completed_total', help: 'Runs completed by workers', registers: [this.registry] });
   readonly failed = new Counter({ name: 'timelane_runs_failed_total', help: 'Runs failed (retried or dead): by their worker, or an at-most-once workflow step never answered', labelNames: ['outcome'], registers: [this.registry] });
   readonly redelivered = new Counter({ name: 'timelane_runs_redelivered_total', help: 'Runs handed out again after their delivery lease expired', registers: [this.registry] });

@@ -170,7 +170,7 @@ export class FailoverCluster {
         r.alo.push(run.mode === 'at_least_once' ? 1 : 0);
         r.dueAtMs.push(run.dueAtMs);
         r.firedAtMs.push(run.firedAtMs);
-        r.arrivedAtMs.push(run.receivedAtMs + (handled - wallNowMs()));
+        r.arrivedAtMs.push(run.arrivedAtMs + (handled - wallNowMs()));
       },
       onError: (err, info) => {
         if (this.workerErrors.length < 1000) this.workerErrors.push({ at: Date.now(), member: memberOf.get(info.address) ?? info.address, message: err.message });

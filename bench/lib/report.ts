@@ -30,10 +30,10 @@ export function trialText(r: TrialResult): string {
     `  lag ms (worker receipt - due_at): ${q(r.lag)}  (>10 ms: ${f(r.over10ms * 100, 3)}%, >50 ms: ${f(r.over50ms * 100, 3)}%)`,
     `  fires/s ${f(r.firesPerS, 1)}   daemon peak RSS ${f(r.daemonRssMb, 1)} MB (VmHWM ${f(r.daemonHwmMb, 1)} MB)`,
     `  ingest ${n(r.ingestPerS)} runs per second of ScheduleBatch busy time (${f(r.runsPerCall, 0)} runs per call, call p50 ${f(r.scheduleCallMs.p50, 1)} / p99 ${f(r.scheduleCallMs.p99, 1)} ms; ${ingestLead(r)}${r.scheduledLate ? `, ${n(r.scheduledLate)} acked after due` : ''})${Number.isFinite(r.probeIngestPerS) ? `; warm-up ${n(r.warmupRuns)} runs fired, probe ${n(r.probeIngestPerS)} runs/s` : '; no warm-up'}${r.preloadJobs ? `; ${n(r.preloadJobs)} jobs in the database before` : ''}`,
-    `  stages ms, from the worker's side (fired_at is the daemon's hand-off to the worker stream, whole ms):`,
-    `    to fired_at   (fired_at - due: timer, claim, release gate)     ${q(r.breakdown.timer, 1)}`,
-    `    to worker     (arrival - fired_at: claim, hand-off, gRPC)      ${q(r.breakdown.firedToWorker)}`,
-    `    in worker     (handler - arrival)                              ${q(r.breakdown.workerQueue, 3)}`,
+    `  stages ms, from the worker's side (${f(r.breakdown.stagedShare * 100, 1)}% of runs staged: they reached the worker before due):`,
+    `    to fired_at   (fired_at - due: the daemon's release, 0 if staged; whole ms) ${q(r.breakdown.timer, 1)}`,
+    `    to worker     (arrival - due: < 0 staged ahead, > 0 late)              ${q(r.breakdown.arrival)}`,
+    `    in worker     (handler - max(arrival, due): hold overshoot, queueing)  ${q(r.breakdown.workerQueue, 3)}`,
     `  CPU over the ${f(r.fireSeconds, 1)} s fire phase, % of one core: daemon ${f(r.cpu.daemon, 0)}, worker ${Number.isFinite(r.cpu.worker) ? f(r.cpu.worker, 0) : '(in bench)'}, bench ${f(r.cpu.bench, 0)}, postgres ${f(r.cpu.postgresOurs, 0)} (+${f(r.cpu.postgresOther, 0)} other pg), redis ${f(r.cpu.redis, 0)}, machine ${f(r.cpu.machine, 0)} (other processes ${f(otherPct(r), 0)}; before the trial ${f(r.backgroundPct, 0)})`,
     `  waiting for a CPU (run queue), % of the fire phase: daemon's event loop ${f(r.cpu.waits.daemon, 1)}, worker's ${f(r.cpu.waits.worker, 1)}, postgres backends ${f(r.cpu.waits.postgresOurs, 1)} (summed)`,
   ];
@@ -59,13 +59,13 @@ export function trialText(r: TrialResult): string {
     );
   }
   if (r.profile && r.timeline.length) {
-    lines.push('  lag by second of due time (runs received, p50 / p99 ms, [p99 of fired_at − due]):');
+    lines.push('  lag by second of due time (runs received, p50 / p99 ms, [p99 of arrival − due at the worker]):');
     for (let i = 0; i < r.timeline.length; i += 5) {
       lines.push(
         '    ' +
           r.timeline
             .slice(i, i + 5)
-            .map((t) => `${String(t.second).padStart(3)}s ${String(t.runs).padStart(5)} ${f(t.p50, 1).padStart(7)}/${f(t.p99, 1).padEnd(6)} [${f(t.toFiredP99, 0)}]`.padEnd(34))
+            .map((t) => `${String(t.second).padStart(3)}s ${String(t.runs).padStart(5)} ${f(t.p50, 1).padStart(7)}/${f(t.p99, 1).padEnd(6)} [${f(t.arrivalP99, 0)}]`.padEnd(34))
             .join(' '),
       );
     }

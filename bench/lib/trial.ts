@@ -90,7 +90,16 @@ export interface TrialResult {
   daemonRssMb: number;
   daemonHwmMb: number;
   /** Per-run stages from the worker's side, ms. */
-  breakdown: { timer: LagSummary; firedToWorker: LagSummary; workerQueue: LagSummary };
+  breakdown: {
+    /** fired_at − due: the daemon's release (0 for a run staged at the worker). */
+    timer: LagSummary;
+    /** arrival − due: when the message reached the worker (negative: staged, that long ahead). */
+    arrival: LagSummary;
+    /** handler − max(arrival, due): the worker's own part (a staged run's hold overshoot, or queueing). */
+    workerQueue: LagSummary;
+    /** Share of runs that reached the worker before their due time (staged). */
+    stagedShare: number;
+  };
   cpu: CpuUse;
   fireSeconds: number;
   workerMode: string;
@@ -102,7 +111,7 @@ export interface TrialResult {
   daemonWarnings: string[];
   profile?: DaemonProfile;
   /** Per second of due time: runs, lag p50 and p99 (ms), for --profile. */
-  timeline: { second: number; runs: number; p50: number; p99: number; toFiredP99: number }[];
+  timeline: { second: number; runs: number; p50: number; p99: number; arrivalP99: number }[];
   dbSettings: [string, string][];
   /**
    * pg_stat_database of the bench database over the fire phase: commits and
@@ -455,8 +464,9 @@ async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Re
   const first = new Set<number>();
   const lags: number[] = [];
   const timer: number[] = [];
-  const transit: number[] = [];
+  const arrival: number[] = [];
   const queueing: number[] = [];
+  let staged = 0;
   let duplicates = 0;
   let early = 0;
   let earlyMaxMs = 0;
@@ -476,27 +486,28 @@ async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Re
     first.add(id);
     lags.push(r.handledAtMs[i] - due);
     timer.push(r.firedAtMs[i] - due);
-    transit.push(r.arrivedAtMs[i] - r.firedAtMs[i]);
-    queueing.push(r.handledAtMs[i] - r.arrivedAtMs[i]);
+    arrival.push(r.arrivedAtMs[i] - due);
+    if (r.arrivedAtMs[i] < due) staged++;
+    queueing.push(r.handledAtMs[i] - Math.max(r.arrivedAtMs[i], due));
     if (r.handledAtMs[i] > lastReceipt) lastReceipt = r.handledAtMs[i];
   }
   const lag = summarize(lags);
-  // Per second of due time: the lag, and the part of it before the hand-off (fired_at − due), to tell the daemon's seconds from the worker's.
-  const perSecond = new Map<number, { lag: number[]; toFired: number[] }>();
+  // Per second of due time: the lag, and when the runs reached the worker (arrival − due), to tell the daemon's seconds from the worker's.
+  const perSecond = new Map<number, { lag: number[]; arrival: number[] }>();
   for (let i = 0; i < r.length; i++) {
     const due = scheduled.get(r.runId[i]);
     if (due === undefined) continue;
     const sec = Math.floor((due - t0) / 1000);
-    const list = perSecond.get(sec) ?? { lag: [], toFired: [] };
+    const list = perSecond.get(sec) ?? { lag: [], arrival: [] };
     list.lag.push(r.handledAtMs[i] - due);
-    list.toFired.push(r.firedAtMs[i] - due);
+    list.arrival.push(r.arrivedAtMs[i] - due);
     perSecond.set(sec, list);
   }
   const timeline = [...perSecond.entries()]
     .sort((a, b) => a[0] - b[0])
     .map(([second, l]) => {
       const s = summarize(l.lag);
-      return { second, runs: s.count, p50: s.p50, p99: s.p99, toFiredP99: summarize(l.toFired).p99 };
+      return { second, runs: s.count, p50: s.p50, p99: s.p99, arrivalP99: summarize(l.arrival).p99 };
     });
   const share = (limit: number): number => (lags.length ? lags.filter((l) => l > limit).length / lags.length : 0);
   const warnings = daemon.logs
@@ -540,7 +551,7 @@ async function trial(opts: BenchOptions, rate: number, pattern: Pattern, res: Re
     scheduledLate: ackedLate,
     daemonRssMb: rss.peakMb,
     daemonHwmMb: rss.lastHwmMb,
-    breakdown: { timer: summarize(timer), firedToWorker: summarize(transit), workerQueue: summarize(queueing) },
+    breakdown: { timer: summarize(timer), arrival: summarize(arrival), workerQueue: summarize(queueing), stagedShare: first.size > 0 ? staged / first.size : 0 },
     cpu: cpuBetween(cpuA, cpuB, { daemonPid: daemon.pid, workerPid: worker.pid, benchPid: process.pid, database: db.name }),
     fireSeconds,
     workerMode: opts.worker,

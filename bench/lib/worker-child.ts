@@ -41,7 +41,7 @@ const worker = createWorker({
   handler: (run) => {
     // Arrival was stamped by the client library's clock: move it onto the receipt clock.
     const handled = receiptNowMs();
-    pending.push(Number(run.runId), run.dueAtMs, run.firedAtMs, run.receivedAtMs + (handled - wallNowMs()), handled);
+    pending.push(Number(run.runId), run.dueAtMs, run.firedAtMs, run.arrivedAtMs + (handled - wallNowMs()), handled);
   },
   onError: (err) => send({ t: 'error', m: err.message }),
 });

@@ -50,7 +50,7 @@ function startInline(opts: BenchWorkerOptions): BenchWorker {
     handler: (run) => {
       // Arrival was stamped by the client library's clock: move it onto the receipt clock.
       const handled = receiptNowMs();
-      receipts.push(Number(run.runId), run.dueAtMs, run.firedAtMs, run.receivedAtMs + (handled - wallNowMs()), handled);
+      receipts.push(Number(run.runId), run.dueAtMs, run.firedAtMs, run.arrivedAtMs + (handled - wallNowMs()), handled);
     },
     onError: (err) => errors.push(err.message),
   });

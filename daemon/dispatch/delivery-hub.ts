@@ -70,11 +70,14 @@ export interface WorkerSink {
   readonly workerId: string;
   readonly queues: ReadonlySet<string>;
   readonly credit: number;
+  /** Its worker takes runs this many ms before due and holds them (staging); 0 or absent: none. */
+  readonly stageAheadMs?: number;
   /**
-   * Writes one run to the stream, handed out at `sentAtMs` (wall ms). Sinks
+   * Writes one run to the stream, released at `sentAtMs` (wall ms); a staged
+   * run goes out `startInMs` ahead of that, for its worker to hold. Sinks
    * may gather the runs sent in one tick into one message.
    */
-  send(run: FiredRunRow, sentAtMs: number): void;
+  send(run: FiredRunRow, sentAtMs: number, startInMs?: number): void;
   /** Asks the worker to stop a run it holds (CancelRun). Sinks without it cannot be told. */
   cancel?(delivery: DeliveryIdentity, reason: string): void;
 }
@@ -305,6 +308,33 @@ export class DeliveryHub {
   /** A run ended without its worker's answer (cancelled at its lease end): its credit and permit are free. */
   drop(runId: number): void {
     for (const st of this.forget(runId)) this.pumpFor(st);
+  }
+
+  /**
+   * Staging: hands a claimed run that is due in `startInMs` to a stream whose
+   * worker holds runs that far ahead and has credit now, to start at its due
+   * time; false (nothing done) when none can take it, or its queue is
+   * limited (a permit is taken at the hand-out, which must then be the
+   * start). Recorded as released at its due time. Unlike deliver(), never
+   * parks: the caller keeps the run until due.
+   */
+  stage(run: FiredRunRow, startInMs: number): boolean {
+    if (this.gate?.limitOf(run.queue) || this.holdsNewer(run)) return false;
+    const list = this.byQueue.get(run.queue) ?? this.byQueue.get(ALL_QUEUES);
+    if (!list) return false;
+    const start = this.cursor.get(run.queue) ?? 0;
+    for (let i = 0; i < list.length; i++) {
+      const st = list[(start + i) % list.length];
+      if ((st.sink.stageAheadMs ?? 0) < startInMs || !hasRoom(st)) continue;
+      this.cursor.set(run.queue, (start + i + 1) % list.length);
+      const freed = this.forget(run.id);
+      st.inFlight.set(run.id, identityOf(run, run.due_at_ms, false));
+      st.sink.send(run, run.due_at_ms, startInMs);
+      this.onSent?.(run);
+      for (const f of freed) if (f !== st) this.pumpFor(f);
+      return true;
+    }
+    return false;
   }
 
   /** Hands a claimed run to a stream with credit, or parks it until one has. */

@@ -5,6 +5,13 @@
  * fast lane, and is handed to delivery exactly at its due time — never
  * before (monotonic deadline plus the wall-clock guard of FastLane).
  *
+ * Staging goes one step further: a claimed run that a worker stream can
+ * hold (its worker subscribed with stage_ahead_ms, and has credit) is handed
+ * over at once with the time left until due, and the worker starts it then
+ * (DeliveryHub.stage). The daemon's timer, the hand-off and the network are
+ * then off the critical path too: only the worker's own timer is on it.
+ * What no stream can hold now waits here as before.
+ *
  * Owns the claimed-but-not-yet-due runs (take() removes one whose job was
  * cancelled meanwhile: it never goes out). They were claimed under a valid
  * fence, so they are released even if the shard is lost meanwhile (the new
@@ -24,6 +31,8 @@ export class ReleaseGate {
     private readonly clock: Clock,
     private readonly release: (run: FiredRunRow) => void,
     onError: (err: unknown, run: FiredRunRow) => void,
+    /** Hands a run due in `startInMs` to a worker that holds it until then; false: none can now. @defaultValue none */
+    private readonly stage: (run: FiredRunRow, startInMs: number) => boolean = () => false,
   ) {
     this.lane = new FastLane({
       clock,
@@ -43,12 +52,13 @@ export class ReleaseGate {
     });
   }
 
-  /** A claimed run: released now if due, else at its due time. */
+  /** A claimed run: released now if due, else staged at a worker, else released at its due time. */
   admit(run: FiredRunRow): void {
     if (run.due_at_ms <= this.clock.wallNow()) {
       this.release(run);
       return;
     }
+    if (this.stage(run, this.lane.untilDue(run.due_at_ms))) return;
     this.waiting.set(run.id, run);
     this.lane.offer({ runId: run.id, shard: run.shard, dueAtMs: run.due_at_ms, priority: run.priority });
   }

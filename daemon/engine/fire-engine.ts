@@ -7,6 +7,10 @@
  *        ──at due──▶ delivery hub ──RunBatch──▶ worker streams ──answers──▶ Answers
  *                    (dispatch/delivery-hub)                   (dispatch/answers)
  *
+ * A claimed run a worker can hold (staging) skips the wait in the gate: it
+ * goes to the hub at once, with the time left until due, and its worker
+ * starts it then.
+ *
  * A workflow step's Complete shortcuts the middle: its transaction fires the
  * children it made ready on our shards (fenced, as a claim is) and hands them
  * to the release gate on commit (router `firing`, workflows/step-transitions).
@@ -208,6 +212,12 @@ export class FireEngine {
         this.hub.deliver(run);
       },
       (err, run) => log.error({ err, runId: run.id }, 'could not deliver a released run'),
+      (run, startInMs) => {
+        if (!this.hub.stage(run, startInMs)) return false;
+        metrics.staged.inc();
+        metrics.fireLag.observe(0);
+        return true;
+      },
     );
     // 5. The hub hands runs to worker streams within their credit (and their queue's limits).
     this.queueLimits = new QueueLimitsCache(pools.window, log);
@@ -243,12 +253,12 @@ export class FireEngine {
     });
     // A safety net, like the window's repair scan: the same interval.
     this.workflowRepair = new WorkflowRepair({ db: pools.window, fences, router: this.router, log, intervalMs: opts.repairIntervalMs });
-    const redeliver = tracing
-      ? (run: FiredRunRow) => {
-          tracing.claimed(run, true);
-          this.hub.deliver(run);
-        }
-      : (run: FiredRunRow) => this.hub.deliver(run);
+    const redeliver = (run: FiredRunRow): void => {
+      tracing?.claimed(run, true);
+      // One whose stream closed before it was due (it was staged) is not due yet: it waits in the gate.
+      if (run.due_at_ms > clock.wallNow()) this.gate.admit(run);
+      else this.hub.deliver(run);
+    };
     this.reaper = new RedeliveryReaper(
       pools.window,
       fences,

@@ -112,6 +112,16 @@ export class FastLane {
     return this.heap.earliestDueOfShard(shard);
   }
 
+  /**
+   * How long until a due time, ms with a fraction: by the lane's monotonic
+   * deadline (what it would fire on), and never less than the wall clock
+   * says (as its fire guard would: Date.now() truncates, so it is read as up
+   * to 1 ms later than it shows). Never short: a run held this long is not early.
+   */
+  untilDue(dueAtMs: number): number {
+    return Math.max(this.watch.toDeadline(dueAtMs) - this.clock.monoNow(), dueAtMs - this.clock.wallNow() - 1);
+  }
+
   /** Wall-clock steps seen, for metrics. */
   get clockSteps(): Readonly<ClockStepStats> {
     return this.watch.stats;

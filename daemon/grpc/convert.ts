@@ -94,8 +94,12 @@ export function runToWire(r: RunRow): Run {
   };
 }
 
-/** A run as handed to a worker stream at `sentAtMs`: that moment is its fire time. Its int64 go out as numbers (i64n). */
-export function deliveredToWire(r: FiredRunRow, sentAtMs: number): DeliveredRun {
+/**
+ * A run as released to a worker stream at `sentAtMs` (its fire time); a
+ * staged one goes out `startInMs` before that, which the worker waits out.
+ * Its int64 go out as numbers (i64n).
+ */
+export function deliveredToWire(r: FiredRunRow, sentAtMs: number, startInMs = 0): DeliveredRun {
   return {
     runId: String(r.id),
     jobId: r.job_id,
@@ -117,6 +121,8 @@ export function deliveredToWire(r: FiredRunRow, sentAtMs: number): DeliveredRun 
     workflow: r.workflow_run_id ? workflowOf(r) : undefined,
     traceparent: r.traceparent ?? '',
     tracestate: r.tracestate ?? '',
+    // Rounded up: a hold a hair long is late by a µs, one a hair short would be early.
+    startInUs: startInMs > 0 ? Math.ceil(startInMs * 1000) : 0,
   };
 }
 

@@ -244,6 +244,8 @@ export interface SubscribeInput {
   workerId: string;
   /** Runs as RunBatch messages (else one DeliveredRun per message, as clients before RunBatch expect). */
   batchRuns: boolean;
+  /** Runs may be handed over (staged) up to this many ms before due; 0: at due. */
+  stageAheadMs: number;
 }
 
 /**
@@ -256,13 +258,17 @@ export function answerText(v: string, max: number): string {
   return cut.includes('\u0000') ? cut.replaceAll('\u0000', '\uFFFD') : cut;
 }
 
+/** Longest hold a worker may take runs ahead for (Subscribe.stage_ahead_ms). */
+export const MAX_STAGE_AHEAD_MS = 1000;
+
 export function subscribeInput(s: Subscribe__Output): SubscribeInput {
   if (s.queues.length === 0 || s.queues.length > 64) throw invalidArgument('subscribe.queues', `must name 1..64 queues (got ${s.queues.length})`);
   const queues = s.queues.map((q, i) => ownQueue(`subscribe.queues[${i}]`, queueRef(`subscribe.queues[${i}]`, q)));
   const maxInFlight = intIn('subscribe.max_in_flight', s.maxInFlight, 1, 10_000);
   if (s.workerId.length > 128) throw invalidArgument('subscribe.worker_id', 'must be at most 128 chars');
   if (s.workerId.includes('\u0000')) throw invalidArgument('subscribe.worker_id', 'must not contain U+0000');
-  return { queues: [...new Set(queues)], maxInFlight, workerId: s.workerId || 'anonymous', batchRuns: s.batchRuns };
+  const stageAheadMs = intIn('subscribe.stage_ahead_ms', s.stageAheadMs, 0, MAX_STAGE_AHEAD_MS);
+  return { queues: [...new Set(queues)], maxInFlight, workerId: s.workerId || 'anonymous', batchRuns: s.batchRuns, stageAheadMs };
 }
 
 const JOB_STATUS: Record<string, JobStatus | null> = {

@@ -59,6 +59,8 @@ function serveStream(ctx: ApiContext, call: Stream): void {
   // or sooner once they hold MAX_BATCH_BYTES (a worker's receive limit).
   let outbox: DeliveredRun[] = [];
   let outboxBytes = 0;
+  // Staged runs of the outbox: their index, and when they may start (performance.now()).
+  let stagedAt: { i: number; startAtMono: number }[] = [];
   // Spans of this stream's deliveries and answers (tracing/run-tracing.ts); null when traces are off.
   let traced: StreamTracing | null = null;
 
@@ -91,7 +93,11 @@ function serveStream(ctx: ApiContext, call: Stream): void {
     const runs = outbox;
     outbox = [];
     outboxBytes = 0;
-    write({ runs: { runs } });
+    // A staged run's hold counts from the batch's send time (the worker may then leave out the transit).
+    const sentMonoMs = performance.now();
+    for (const { i, startAtMono } of stagedAt) runs[i].startInUs = Math.max(0, Math.ceil((startAtMono - sentMonoMs) * 1000));
+    stagedAt = [];
+    write({ runs: { runs, sentMonoMs } });
   };
 
   // A credential removed from the file ends the streams it opened (checked every REVALIDATE_MS).
@@ -135,20 +141,25 @@ function serveStream(ctx: ApiContext, call: Stream): void {
         workerId = sub.workerId;
         write({ subscribed: { memberId: ctx.memberId, queues: given.queues, maxInFlight: sub.maxInFlight } });
         const tracing = (traced = ctx.tracing?.stream(sub.workerId) ?? null);
-        const toWire = tracing ? (run: FiredRunRow, at: number) => tracing.delivered(run, deliveredToWire(run, at), at) : deliveredToWire;
+        const toWire = tracing
+          ? (run: FiredRunRow, at: number, startInMs: number) => tracing.delivered(run, deliveredToWire(run, at, startInMs), at)
+          : deliveredToWire;
         ctx.hub.register({
           id,
           workerId: sub.workerId,
           queues: new Set(sub.queues),
           credit: sub.maxInFlight,
+          // Staging needs RunBatch (its send time); a stream of single runs gets them at due.
+          stageAheadMs: sub.batchRuns ? sub.stageAheadMs : 0,
           send: sub.batchRuns
-            ? (run: FiredRunRow, sentAtMs: number) => {
+            ? (run: FiredRunRow, sentAtMs: number, startInMs = 0) => {
                 if (outbox.length === 0) queueMicrotask(flush);
-                outbox.push(unqualifyAnswer(tenant, toWire(run, sentAtMs)));
+                if (startInMs > 0) stagedAt.push({ i: outbox.length, startAtMono: performance.now() + startInMs });
+                outbox.push(unqualifyAnswer(tenant, toWire(run, sentAtMs, startInMs)));
                 outboxBytes += run.payload.length + RUN_OVERHEAD_BYTES;
                 if (outboxBytes >= MAX_BATCH_BYTES) flush();
               }
-            : (run: FiredRunRow, sentAtMs: number) => write({ run: unqualifyAnswer(tenant, toWire(run, sentAtMs)) }),
+            : (run: FiredRunRow, sentAtMs: number, startInMs = 0) => write({ run: unqualifyAnswer(tenant, toWire(run, sentAtMs, startInMs)) }),
           cancel: (d, reason) => {
             flush(); // the run goes out before its cancel
             write({ cancel: { ref: { runId: String(d.runId), fence: String(d.fence), delivery: d.deliveries, shard: d.shard }, reason } });

@@ -479,4 +479,81 @@ describe('DeliveryHub', () => {
     expect(hub.backlog).toBe(1_000);
     expect(hub.roomFor('q0')).toBe(0);
   });
+
+  describe('staging', () => {
+    /** A sink whose worker holds runs `stageAheadMs` ahead; records each send with its hold. */
+    function stager(credit: number, stageAheadMs: number, queues: string[] = ['q']) {
+      const sent: { id: number; at: number; startInMs: number | undefined }[] = [];
+      const id = nextId++;
+      const s: WorkerSink = { id, workerId: `w${id}`, queues: new Set(queues), credit, stageAheadMs, send: (r, at, startInMs) => sent.push({ id: r.id, at, startInMs }) };
+      return { s, sent };
+    }
+
+    it('hands a run to a stream that holds that far ahead, recorded as released at its due time, within the credit', () => {
+      const hub = new DeliveryHub(undefined, undefined, () => 1_000);
+      const { s, sent } = stager(2, 50);
+      hub.register(s);
+      expect(hub.stage(run(1, { due_at_ms: 1_040 }), 40)).toBe(true);
+      expect(hub.stage(run(2, { due_at_ms: 1_045 }), 45)).toBe(true);
+      // Credit used up: the third waits (the caller keeps it until due).
+      expect(hub.stage(run(3, { due_at_ms: 1_046 }), 46)).toBe(false);
+      expect(sent).toEqual([
+        { id: 1, at: 1_040, startInMs: 40 },
+        { id: 2, at: 1_045, startInMs: 45 },
+      ]);
+      expect(hub.holds(s.id, 1)).toBe(true);
+      // The hand-off recorder writes the due time, once it has passed.
+      expect(hub.takeUnrecorded(1_041).map((d) => [d.runId, d.sentAtMs])).toEqual([[1, 1_040]]);
+      // An answer frees the credit as for any delivery.
+      hub.settle(s.id, 1);
+      expect(hub.stage(run(3, { due_at_ms: 1_046 }), 46)).toBe(true);
+    });
+
+    it('not to a stream that holds less far ahead, nor to one that does not stage; picks one that does', () => {
+      const hub = new DeliveryHub();
+      const short = stager(10, 20);
+      const none = stager(10, 0);
+      hub.register(short.s);
+      hub.register(none.s);
+      expect(hub.stage(run(1), 30)).toBe(false);
+      const long = stager(10, 100);
+      hub.register(long.s);
+      expect(hub.stage(run(1), 30)).toBe(true);
+      expect(long.sent.map((x) => x.id)).toEqual([1]);
+      expect(short.sent).toEqual([]);
+      expect(none.sent).toEqual([]);
+    });
+
+    it('never for a limited queue: its permit is taken at the hand-out, which must be the start', () => {
+      const { gate } = limitedQueue(5);
+      const hub = new DeliveryHub(undefined, undefined, Date.now, gate);
+      const { s, sent } = stager(10, 100);
+      hub.register(s);
+      expect(hub.stage(run(1), 30)).toBe(false);
+      expect(hub.stage(run(2, { queue: 'other' }), 30)).toBe(false); // no stream takes 'other'
+      expect(sent).toEqual([]);
+    });
+
+    it('a staged run can be cancelled like any in flight (its worker is told)', () => {
+      const hub = new DeliveryHub();
+      const told: number[] = [];
+      const id = nextId++;
+      hub.register({ id, workerId: 'w', queues: new Set(['q']), credit: 5, stageAheadMs: 100, send: () => {}, cancel: (d) => told.push(d.runId) });
+      expect(hub.stage(run(7), 30)).toBe(true);
+      expect(hub.cancel(7, 'cancelled')).toEqual({ told: true, parked: null });
+      expect(told).toEqual([7]);
+    });
+
+    it('an older copy is replaced by a newer delivery of the run (a redelivery of a staged run)', () => {
+      const hub = new DeliveryHub();
+      const a = stager(5, 100);
+      hub.register(a.s);
+      expect(hub.stage(run(1, { deliveries: 1 }), 30)).toBe(true);
+      // An older copy arriving late is refused.
+      expect(hub.stage(run(1, { deliveries: 0 }), 30)).toBe(false);
+      expect(hub.stage(run(1, { deliveries: 2 }), 30)).toBe(true);
+      expect(a.sent.map((x) => x.id)).toEqual([1, 1]);
+      expect(hub.inFlightOf('q')).toEqual([1]);
+    });
+  });
 });

@@ -291,6 +291,8 @@ export function deliveredRunInfo(run: DeliveredRun__Output, receivedAtMs: number
     idempotencyKey: run.idempotencyKey,
     leaseExpiresAtMs: int64(run.leaseExpiresAtMs),
     mode: deliveryName(run.mode),
+    arrivedAtMs: receivedAtMs,
+    startInMs: run.startInUs / 1000,
     receivedAtMs,
     lagMs: receivedAtMs - dueAtMs,
     ref: { runId: run.runId, fence: run.fence === '' ? '0' : run.fence, delivery: run.delivery, shard: run.shard },

@@ -509,7 +509,10 @@ export interface DeliveredRunInfo {
   attempt: number;
   payload: Buffer;
   dueAtMs: number;
-  /** When the daemon handed the run to this stream (never before dueAtMs). */
+  /**
+   * When the daemon released the run to this stream: handed to it at or
+   * after dueAtMs, or, staged (`startInMs` > 0), dueAtMs itself. Never before dueAtMs.
+   */
   firedAtMs: number;
   /** When the daemon claimed it (a few ms before due with claim-ahead). */
   claimedAtMs: number;
@@ -524,8 +527,19 @@ export interface DeliveredRunInfo {
   leaseExpiresAtMs: number;
   mode: DeliveryModeName;
   /** Wall-clock epoch ms (sub-millisecond precision) when the message arrived. */
+  arrivedAtMs: number;
+  /**
+   * Staged runs (a worker that subscribed with `stageAheadMs`): how long after
+   * arrivedAtMs the run may start, in ms (the time the daemon saw left until
+   * dueAtMs); 0: at once. createWorker waits it out before calling the handler.
+   */
+  startInMs: number;
+  /**
+   * Wall-clock epoch ms when this worker took the run to run: arrivedAtMs,
+   * or for a staged run handed to createWorker's handler, the end of its hold.
+   */
   receivedAtMs: number;
-  /** receivedAtMs - dueAtMs. */
+  /** receivedAtMs - dueAtMs: how late the run reached its handler. */
   lagMs: number;
   /** What to echo when answering this delivery. */
   ref: DeliveryRefInfo;

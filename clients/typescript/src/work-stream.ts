@@ -20,6 +20,7 @@ import { wallNowMs } from './clock.js';
 import { ackInfo, deliveredRunInfo } from './convert.js';
 import { timelaneV1 } from './proto.js';
 import type { AckInfo, DeliveredRunInfo, DeliveryRefInfo } from './types.js';
+import { TransitFloor } from './staged-runs.js';
 
 export interface SubscribeOptions {
   /** Queues to receive runs from (1..64). */
@@ -28,6 +29,12 @@ export interface SubscribeOptions {
   maxInFlight?: number;
   /** Free-form name for logs and GetRun. */
   workerId?: string;
+  /**
+   * Staging: take runs up to this many ms before their due time, each with
+   * its `startInMs` (0..1000; default 0: runs arrive when due). A run must
+   * not start before its startInMs has passed since it arrived.
+   */
+  stageAheadMs?: number;
 }
 
 export interface WorkStreamOptions {
@@ -85,7 +92,31 @@ export function newWorkerClient(
     ...(reconnect ? { 'grpc.initial_reconnect_backoff_ms': reconnect.initialMs, 'grpc.max_reconnect_backoff_ms': reconnect.maxMs } : {}),
     interceptors: tokenInterceptors(token),
   };
-  return new (timelaneV1().Worker)(address, credentials ?? grpc.credentials.createInsecure(), options);
+  return new (stampedWorker())(address, credentials ?? grpc.credentials.createInsecure(), options) as unknown as WorkerClient;
+}
+
+/**
+ * When each Work response began to be decoded (performance.now()): its
+ * arrival. Read after the decode, a RunBatch of a few hundred runs would
+ * arrive a millisecond or more late, and staged runs' holds (TransitFloor)
+ * would carry that into every start.
+ */
+const arrivals = new WeakMap<object, number>();
+let stampedCtor: grpc.ServiceClientConstructor | undefined;
+
+/** The Worker client class, its Work responses stamped with their arrival (arrivals). */
+function stampedWorker(): grpc.ServiceClientConstructor {
+  if (stampedCtor) return stampedCtor;
+  const base = timelaneV1().Worker.service;
+  const work = base.Work;
+  const responseDeserialize = (bytes: Buffer): WorkResponse__Output => {
+    const at = performance.now();
+    const msg = work.responseDeserialize(bytes) as WorkResponse__Output;
+    arrivals.set(msg, at);
+    return msg;
+  };
+  stampedCtor = grpc.makeClientConstructor({ ...base, Work: { ...work, responseDeserialize } }, 'timelane.v1.Worker');
+  return stampedCtor;
 }
 
 export class WorkStream {
@@ -102,6 +133,8 @@ export class WorkStream {
   private halfClosed = false;
   private batching = false;
   private ended: StreamEnd | undefined;
+  /** The fastest recent batch transit, for staged runs' holds. */
+  private readonly transit = new TransitFloor();
 
   constructor(target: string | WorkerClient, subscribe: SubscribeOptions, opts: WorkStreamOptions = {}) {
     this.ownedClient = typeof target === 'string' ? newWorkerClient(target, opts.credentials, undefined, opts.token) : undefined;
@@ -109,7 +142,11 @@ export class WorkStream {
     this.call = client.work();
     let resolveFinished: (end: StreamEnd) => void = () => {};
     this.finished = new Promise((resolve) => (resolveFinished = resolve));
-    this.call.on('data', (msg: WorkResponse__Output) => this.dispatch(msg, wallNowMs()));
+    this.call.on('data', (msg: WorkResponse__Output) => {
+      const now = performance.now();
+      const at = arrivals.get(msg) ?? now;
+      this.dispatch(msg, wallNowMs() - (now - at), at);
+    });
     let error: grpc.ServiceError | undefined;
     this.call.on('error', (err: grpc.ServiceError) => (error = err));
     this.call.on('status', (status: grpc.StatusObject) => {
@@ -129,6 +166,7 @@ export class WorkStream {
         maxInFlight: subscribe.maxInFlight ?? 10,
         workerId: subscribe.workerId ?? '',
         batchRuns: true,
+        stageAheadMs: subscribe.stageAheadMs ?? 0,
       },
     });
   }
@@ -227,8 +265,18 @@ export class WorkStream {
     });
   }
 
-  private dispatch(msg: WorkResponse__Output, receivedAtMs: number): void {
-    if (msg.runs) for (const r of msg.runs.runs) this.emitRun(deliveredRunInfo(r, receivedAtMs));
+  /** One response: `receivedAtMs` its arrival on the wall clock, `arrivedMono` on the monotonic one. */
+  private dispatch(msg: WorkResponse__Output, receivedAtMs: number, arrivedMono: number): void {
+    if (msg.runs) {
+      // Staged runs: their holds leave out how much slower than the fastest lately this batch came.
+      const excess = msg.runs.sentMonoMs > 0 ? this.transit.excess(arrivedMono - msg.runs.sentMonoMs, arrivedMono) : 0;
+      for (const r of msg.runs.runs) {
+        const run = deliveredRunInfo(r, receivedAtMs);
+        // Counted from now (the holder's clock), not from the arrival: less the time since.
+        if (run.startInMs > 0) run.startInMs = Math.max(0, run.startInMs - excess - (performance.now() - arrivedMono));
+        this.emitRun(run);
+      }
+    }
     else if (msg.run) this.emitRun(deliveredRunInfo(msg.run, receivedAtMs));
     else if (msg.acks) for (const a of msg.acks.acks) this.emitAck(ackInfo(a));
     else if (msg.ack) this.emitAck(ackInfo(msg.ack));

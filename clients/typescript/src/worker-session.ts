@@ -9,6 +9,12 @@
  * - At most `concurrency` handlers run at once; runs beyond that (possible
  *   only after a reconnect, while handlers from the old stream still run)
  *   wait in `backlog` in arrival order. A run cancelled there never runs.
+ * - A staged run (handed over ahead of its due time, `startInMs` > 0) is
+ *   held in `staged` and starts no earlier than its startInMs after it
+ *   arrived (staged-runs.ts); it counts against the stream's credit
+ *   meanwhile. One cancelled while held never runs (answered as cancelled);
+ *   an at-least-once one whose stream ends while held is dropped (the daemon
+ *   hands it out again), an at-most-once one still starts here.
  * - Every run handed to the handler gets exactly one answer (Complete or
  *   Fail) echoing its DeliveryRef. An answer produced while this session's
  *   stream is not writable goes out on another session's stream if the
@@ -50,6 +56,8 @@ import type { AckInfo, DeliveredRunInfo, DeliveryRefInfo } from './types.js';
 import { WorkStream, newWorkerClient, type StreamEnd } from './work-stream.js';
 import { traceRun } from './tracing.js';
 import { RunAbort } from './run-abort.js';
+import { StagedRuns } from './staged-runs.js';
+import { wallNowMs } from './clock.js';
 
 /** A queue the daemon never schedules a run on (it refuses Schedule there): a closing worker's answers-only stream subscribes to it. */
 const NO_RUNS_QUEUE = 'timelane:none';
@@ -107,6 +115,8 @@ export interface SessionOptions {
   address: string;
   queues: string[];
   concurrency: number;
+  /** Take runs this many ms ahead of due and hold them until due (Subscribe.stage_ahead_ms); 0: none. */
+  stageAheadMs: number;
   workerId: string;
   handler: RunHandler;
   heartbeatEveryMs: number | undefined;
@@ -148,6 +158,8 @@ export function handlerContext(heartbeat: WorkerContext['heartbeat'], abort: Run
 }
 
 const STABLE_AFTER_MS = 5_000;
+/** Completes wait at most this long for others to go with them (queueComplete). */
+const COMPLETE_GATHER_MS = 4;
 /** gRPC status 14: the daemon is up but could not record the answer (its storage is away). */
 const UNAVAILABLE = 14;
 const MAX_FAIL_MESSAGE = 4096;
@@ -172,6 +184,8 @@ export class WorkerSession {
   private abandoned = false;
   private readonly active = new Set<Active>();
   private readonly backlog: DeliveredRunInfo[] = [];
+  /** Runs handed over ahead of their due time (staging), held until they may start. */
+  private readonly staged = new StagedRuns<WorkStream>((run) => this.release(run));
   private readonly outbox: WorkRequest[] = [];
   /** Answers written to the current stream and not acked yet, by run id (one Complete or Fail each). */
   private unacked = new Map<string, WorkRequest>();
@@ -184,8 +198,9 @@ export class WorkerSession {
    * Complete or Fail is unacked (that answer's; see acked).
    */
   private beatsOut = new Map<string, DeliveryRefInfo[]>();
-  /** Completes of this tick, sent together (see queueComplete). */
+  /** Completes gathered to be sent together (see queueComplete), and the timer that sends them. */
   private readonly completes: DeliveryRefInfo[] = [];
+  private completeTimer: NodeJS.Timeout | undefined;
   /** Run id → requests other sessions sent on our stream whose rejection is still unseen, and when the last was sent. */
   private readonly forwarded = new Map<string, { count: number; atMs: number }>();
   private idleWaiters: (() => void)[] = [];
@@ -234,6 +249,7 @@ export class WorkerSession {
 
   private async shutdown(timeoutMs: number): Promise<void> {
     this.closing = true;
+    this.flushCompletes();
     const deadline = Date.now() + timeoutMs;
     clearTimeout(this.reconnectTimer);
     // Not waited for: the daemon redelivers a run whose answer it never recorded.
@@ -255,6 +271,7 @@ export class WorkerSession {
         a.abort.abort(new Error('timelane: worker closed before the handler finished'));
       }
       this.backlog.length = 0;
+      this.staged.clear();
       stream?.cancel();
     } else {
       // Answers that found no stream (its daemon restarting): open one to send them
@@ -320,7 +337,10 @@ export class WorkerSession {
     // answers by their refs). On the worker's queues it could be handed a run it would not start — and an
     // at-most-once run, never handed out again, would be lost.
     const late = this.closing;
-    const stream = new WorkStream(this.client, late ? { queues: [NO_RUNS_QUEUE], maxInFlight: 1, workerId } : { queues, maxInFlight: concurrency, workerId });
+    const stream = new WorkStream(
+      this.client,
+      late ? { queues: [NO_RUNS_QUEUE], maxInFlight: 1, workerId } : { queues, maxInFlight: concurrency, workerId, stageAheadMs: this.opts.stageAheadMs },
+    );
     this.stream = stream;
     const openedAt = Date.now();
     let heard = false;
@@ -338,6 +358,11 @@ export class WorkerSession {
   }
 
   private ended(stream: WorkStream, end: StreamEnd, stable: boolean): void {
+    // Staged runs it brought that have not started: an at-least-once one is
+    // handed out again by the daemon (to this worker or another), so it must
+    // not start here too; an at-most-once one is never handed out again, so it
+    // still starts here, on time.
+    if (this.staged.dropFrom(stream, (run) => run.mode === 'at_most_once').length > 0) this.checkIdle();
     if (stream !== this.stream) return;
     this.stream = undefined;
     // Answers the daemon never acked may never have reached it: send them again.
@@ -359,6 +384,17 @@ export class WorkerSession {
     this.opts.stats.received++;
     // Half-closed while closing: no answer could be sent; the daemon redelivers it.
     if (this.closing && !stream.writable) return;
+    if (run.startInMs > 0) this.staged.add(run, stream);
+    else this.release(run);
+  }
+
+  /** A run may start now: its handler runs if a slot is free, else it waits in the backlog. */
+  private release(run: DeliveredRunInfo): void {
+    if (run.startInMs > 0) {
+      // Staged: it reaches its handler now, not when it arrived.
+      run.receivedAtMs = wallNowMs();
+      run.lagMs = run.receivedAtMs - run.dueAtMs;
+    }
     if (this.active.size < this.opts.concurrency) void this.execute(run);
     else this.backlog.push(run);
   }
@@ -370,6 +406,11 @@ export class WorkerSession {
    */
   private cancelled(runId: string, reason: string): void {
     for (const a of this.active) if (a.run.runId === runId) a.abort.abort(new CancelledError(runId, reason));
+    const held = this.staged.take(runId);
+    if (held) {
+      this.send({ fail: { ref: held.ref, retryable: false, message: new CancelledError(runId, reason).message } }, true);
+      this.checkIdle();
+    }
     for (let i = this.backlog.length - 1; i >= 0; i--) {
       const run = this.backlog[i];
       if (run.runId !== runId) continue;
@@ -425,12 +466,15 @@ export class WorkerSession {
       void this.execute(run);
       return;
     }
-    if (this.active.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+    this.checkIdle();
   }
 
   /**
-   * Completes finished in the same tick leave in one CompleteBatch: a busy
-   * worker's answers cost one message per tick, not one per run.
+   * Completes leave together in one CompleteBatch, gathered for up to
+   * COMPLETE_GATHER_MS: at 1,000 runs/s a message per run cost the daemon a
+   * message, an ack and a share of a statement each. They go at once when
+   * they hold half the credit (a small credit is not held back: its runs wait
+   * for these answers to free it) and when the worker is closing.
    */
   private queueComplete(ref: DeliveryRefInfo): void {
     if (!this.stream?.acceptsBatches) {
@@ -438,13 +482,17 @@ export class WorkerSession {
       this.send({ complete: { ref } }, true);
       return;
     }
-    if (this.completes.length === 0)
-      queueMicrotask(() => {
-        const refs = this.completes.splice(0);
-        this.send(refs.length === 1 ? { complete: { ref: refs[0] } } : { completes: { refs } }, true);
-      });
     this.completes.push(ref);
+    if (this.closing || this.completes.length * 2 >= this.opts.concurrency) this.flushCompletes();
+    else this.completeTimer ??= setTimeout(this.flushCompletes, COMPLETE_GATHER_MS);
   }
+
+  private readonly flushCompletes = (): void => {
+    clearTimeout(this.completeTimer);
+    this.completeTimer = undefined;
+    const refs = this.completes.splice(0);
+    if (refs.length > 0) this.send(refs.length === 1 ? { complete: { ref: refs[0] } } : { completes: { refs } }, true);
+  };
 
   /** Sends on the open stream, else on another session's; answers (not heartbeats) wait for the next stream otherwise. */
   private send(req: WorkRequest, keep: boolean): void {
@@ -555,8 +603,17 @@ export class WorkerSession {
     for (const a of stale) a.abort.abort(new Error(`timelane: delivery ${a.run.delivery} of run ${runId} was superseded`));
   }
 
+  private get idle(): boolean {
+    return this.active.size === 0 && this.backlog.length === 0 && this.staged.size === 0;
+  }
+
+  /** Wakes close() once nothing runs, waits or is held. */
+  private checkIdle(): void {
+    if (this.idle) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
   private waitIdle(timeoutMs: number): Promise<boolean> {
-    if (this.active.size === 0 && this.backlog.length === 0) return Promise.resolve(true);
+    if (this.idle) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.idleWaiters = this.idleWaiters.filter((w) => w !== done);

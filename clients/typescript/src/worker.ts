@@ -55,6 +55,15 @@ export interface WorkerOptions {
   queues: string[];
   /** Most handlers running at once per address; sent as the stream's credit (max_in_flight). Default 10. */
   concurrency?: number;
+  /**
+   * Staging: let each daemon hand runs over up to this many ms before their
+   * due time (it does so for the runs it has claimed ahead, `--claim-ahead-ms`,
+   * while this worker has credit); the worker holds them and starts each at
+   * its due time by the daemon's clock. The daemon's timer and the network
+   * are then off the path to the handler. A held run counts against
+   * `concurrency`. 0 turns it off (runs arrive when due). 0..1000, default 200.
+   */
+  stageAheadMs?: number;
   handler: RunHandler;
   /** Name shown in daemon logs and GetRun. Default `<hostname>:<pid>`. */
   workerId?: string;
@@ -98,6 +107,9 @@ export interface Worker {
   close(timeoutMs?: number): Promise<void>;
 }
 
+/** How far ahead of due a worker takes runs by default (WorkerOptions.stageAheadMs). */
+const DEFAULT_STAGE_AHEAD_MS = 200;
+
 /** Refreshes triggered by stream failures come at most this often. */
 const MIN_REFRESH_GAP_MS = 250;
 
@@ -120,6 +132,7 @@ export function createWorker(options: WorkerOptions): Worker {
       address,
       queues: options.queues,
       concurrency: options.concurrency ?? 10,
+      stageAheadMs: options.stageAheadMs ?? DEFAULT_STAGE_AHEAD_MS,
       workerId: options.workerId ?? defaultWorkerId(),
       handler: options.handler,
       heartbeatEveryMs: options.heartbeatEveryMs,
@@ -302,6 +315,8 @@ function validate(options: WorkerOptions): string[] {
     throw new TypeError(`workerId: must be a string of at most 128 chars without U+0000 (got ${JSON.stringify(String(id).slice(0, 140))})`);
   const c = options.concurrency ?? 10;
   if (!Number.isInteger(c) || c < 1 || c > 10_000) throw new RangeError('concurrency: must be an integer in 1..10000');
+  const stage = options.stageAheadMs ?? DEFAULT_STAGE_AHEAD_MS;
+  if (!Number.isInteger(stage) || stage < 0 || stage > 1000) throw new RangeError(`stageAheadMs: must be an integer in 0..1000 (got ${String(stage)})`);
   const hb = options.heartbeatEveryMs;
   if (hb !== undefined && !(hb > 0)) throw new RangeError('heartbeatEveryMs: must be > 0');
   const every = options.discoverEveryMs;

@@ -25,6 +25,7 @@ export interface DeliveredRun {
   'workflow'?: (_timelane_v1_WorkflowStepDelivery | null);
   'traceparent'?: (string);
   'tracestate'?: (string);
+  'startInUs'?: (number);
 }
 
 export interface DeliveredRun__Output {
@@ -48,4 +49,5 @@ export interface DeliveredRun__Output {
   'workflow': (_timelane_v1_WorkflowStepDelivery__Output | null);
   'traceparent': (string);
   'tracestate': (string);
+  'startInUs': (number);
 }

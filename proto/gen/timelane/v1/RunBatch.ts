@@ -4,8 +4,10 @@ import type { DeliveredRun as _timelane_v1_DeliveredRun, DeliveredRun__Output as
 
 export interface RunBatch {
   'runs'?: (_timelane_v1_DeliveredRun)[];
+  'sentMonoMs'?: (number | string);
 }
 
 export interface RunBatch__Output {
   'runs': (_timelane_v1_DeliveredRun__Output)[];
+  'sentMonoMs': (number);
 }

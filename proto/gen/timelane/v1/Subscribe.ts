@@ -6,6 +6,7 @@ export interface Subscribe {
   'maxInFlight'?: (number);
   'workerId'?: (string);
   'batchRuns'?: (boolean);
+  'stageAheadMs'?: (number);
 }
 
 export interface Subscribe__Output {
@@ -13,4 +14,5 @@ export interface Subscribe__Output {
   'maxInFlight': (number);
   'workerId': (string);
   'batchRuns': (boolean);
+  'stageAheadMs': (number);
 }
