@@ -337,6 +337,13 @@ export class DeliveryHub {
     return false;
   }
 
+  /** When the last run staged at a worker is due (its sentAtMs: its release), or -Infinity when none is in flight. */
+  lastStagedStart(): number {
+    let last = -Infinity;
+    for (const st of this.streams.values()) for (const d of st.inFlight.values()) if (d.sentAtMs > last) last = d.sentAtMs;
+    return last;
+  }
+
   /** Hands a claimed run to a stream with credit, or parks it until one has. */
   deliver(run: FiredRunRow): void {
     if (this.holdsNewer(run)) return; // an older copy arriving late (e.g. released as the reaper redelivered)

@@ -25,7 +25,8 @@
  *
  * States: constructed → running (start) → draining (drain: no new fires;
  * claims in flight finish and claimed runs are released to workers, since
- * they are `fired` in Postgres; the redelivery reaper stops; runs still
+ * they are `fired` in Postgres, and runs staged at workers reach their due
+ * time (started there, answered on open streams); the redelivery reaper stops; runs still
  * parked for worker credit go back with their lease ended, for the next
  * owner to redeliver) → stopped (stop).
  *
@@ -329,6 +330,9 @@ export class FireEngine {
     await this.workflowRepair.stop();
     await this.claimer.drain(2_000);
     await this.gate.drain(this.opts.claimAheadMs + 100);
+    // Runs staged at workers start at their due time: wait for it, so that they are answered on streams still open.
+    const staged = Math.min(this.hub.lastStagedStart() - this.opts.clock.wallNow(), this.opts.claimAheadMs + 100);
+    if (staged > 0) await new Promise((r) => setTimeout(r, staged));
     // No more redeliveries here: a pass after the hand-back below would take
     // those runs again with a fresh lease, park them, and they would die with
     // this process (the next owner then waits out that lease).

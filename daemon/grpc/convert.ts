@@ -96,10 +96,10 @@ export function runToWire(r: RunRow): Run {
 
 /**
  * A run as released to a worker stream at `sentAtMs` (its fire time); a
- * staged one goes out `startInMs` before that, which the worker waits out.
- * Its int64 go out as numbers (i64n).
+ * staged one goes out ahead of that, to start at `startMonoMs` on this
+ * process's monotonic clock (performance.now()). Its int64 go out as numbers (i64n).
  */
-export function deliveredToWire(r: FiredRunRow, sentAtMs: number, startInMs = 0): DeliveredRun {
+export function deliveredToWire(r: FiredRunRow, sentAtMs: number, startMonoMs = 0): DeliveredRun {
   return {
     runId: String(r.id),
     jobId: r.job_id,
@@ -121,8 +121,7 @@ export function deliveredToWire(r: FiredRunRow, sentAtMs: number, startInMs = 0)
     workflow: r.workflow_run_id ? workflowOf(r) : undefined,
     traceparent: r.traceparent ?? '',
     tracestate: r.tracestate ?? '',
-    // Rounded up: a hold a hair long is late by a µs, one a hair short would be early.
-    startInUs: startInMs > 0 ? Math.ceil(startInMs * 1000) : 0,
+    startMonoMs,
   };
 }
 

@@ -10,6 +10,7 @@ import type { ApiContext } from './context.js';
 import { schedulerHandlers } from './scheduler-service.js';
 import { workerHandlers } from './worker-service.js';
 import { adminHandlers } from './admin-service.js';
+import { stampSendTime } from './send-stamp.js';
 import { malformedInterceptor, tolerantService } from './malformed.js';
 import { workflowsHandlers } from './workflows-service.js';
 
@@ -64,7 +65,7 @@ export async function startGrpcServer(ctx: ApiContext, address: string, security
   const { pkg, packageDefinition } = serverProto();
   const server = new Server({ ...SERVER_LIMITS, interceptors: [...(security ? [security.interceptor] : []), malformedInterceptor] });
   server.addService(tolerantService(pkg.Scheduler.service), schedulerHandlers(ctx));
-  server.addService(tolerantService(pkg.Worker.service), workerHandlers(ctx));
+  server.addService(stampSendTime(tolerantService(pkg.Worker.service)), workerHandlers(ctx));
   server.addService(tolerantService(pkg.Admin.service), adminHandlers(ctx));
   server.addService(tolerantService(pkg.Workflows.service), workflowsHandlers(ctx));
   const health = new HealthImplementation({

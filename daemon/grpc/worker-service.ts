@@ -29,6 +29,7 @@ import { undecodableReason } from './malformed.js';
 import { callerQueue, tenantOf, unqualifyAnswer } from './tenancy.js';
 import { MAX_OUTPUT_BYTES } from './workflow-input.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
+import type { KnownHandOff } from '../run-ref.js';
 import type { AnsweredDelivery, CompletedDelivery } from '../dispatch/answers.js';
 import type { StreamTracing } from '../tracing/run-tracing.js';
 
@@ -59,8 +60,7 @@ function serveStream(ctx: ApiContext, call: Stream): void {
   // or sooner once they hold MAX_BATCH_BYTES (a worker's receive limit).
   let outbox: DeliveredRun[] = [];
   let outboxBytes = 0;
-  // Staged runs of the outbox: their index, and when they may start (performance.now()).
-  let stagedAt: { i: number; startAtMono: number }[] = [];
+  let outboxStaged = false;
   // Spans of this stream's deliveries and answers (tracing/run-tracing.ts); null when traces are off.
   let traced: StreamTracing | null = null;
 
@@ -93,11 +93,9 @@ function serveStream(ctx: ApiContext, call: Stream): void {
     const runs = outbox;
     outbox = [];
     outboxBytes = 0;
-    // A staged run's hold counts from the batch's send time (the worker may then leave out the transit).
-    const sentMonoMs = performance.now();
-    for (const { i, startAtMono } of stagedAt) runs[i].startInUs = Math.max(0, Math.ceil((startAtMono - sentMonoMs) * 1000));
-    stagedAt = [];
-    write({ runs: { runs, sentMonoMs } });
+    // A batch with staged runs carries its send time (stampSendTime sets it as it is encoded).
+    write({ runs: { runs, sentMonoMs: outboxStaged ? performance.now() : 0 } });
+    outboxStaged = false;
   };
 
   // A credential removed from the file ends the streams it opened (checked every REVALIDATE_MS).
@@ -142,7 +140,7 @@ function serveStream(ctx: ApiContext, call: Stream): void {
         write({ subscribed: { memberId: ctx.memberId, queues: given.queues, maxInFlight: sub.maxInFlight } });
         const tracing = (traced = ctx.tracing?.stream(sub.workerId) ?? null);
         const toWire = tracing
-          ? (run: FiredRunRow, at: number, startInMs: number) => tracing.delivered(run, deliveredToWire(run, at, startInMs), at)
+          ? (run: FiredRunRow, at: number, startMonoMs: number) => tracing.delivered(run, deliveredToWire(run, at, startMonoMs), at)
           : deliveredToWire;
         ctx.hub.register({
           id,
@@ -154,12 +152,13 @@ function serveStream(ctx: ApiContext, call: Stream): void {
           send: sub.batchRuns
             ? (run: FiredRunRow, sentAtMs: number, startInMs = 0) => {
                 if (outbox.length === 0) queueMicrotask(flush);
-                if (startInMs > 0) stagedAt.push({ i: outbox.length, startAtMono: performance.now() + startInMs });
-                outbox.push(unqualifyAnswer(tenant, toWire(run, sentAtMs, startInMs)));
+                const startMonoMs = startInMs > 0 ? performance.now() + startInMs : 0;
+                if (startMonoMs > 0) outboxStaged = true;
+                outbox.push(unqualifyAnswer(tenant, toWire(run, sentAtMs, startMonoMs)));
                 outboxBytes += run.payload.length + RUN_OVERHEAD_BYTES;
                 if (outboxBytes >= MAX_BATCH_BYTES) flush();
               }
-            : (run: FiredRunRow, sentAtMs: number, startInMs = 0) => write({ run: unqualifyAnswer(tenant, toWire(run, sentAtMs, startInMs)) }),
+            : (run: FiredRunRow, sentAtMs: number) => write({ run: unqualifyAnswer(tenant, toWire(run, sentAtMs, 0)) }),
           cancel: (d, reason) => {
             flush(); // the run goes out before its cancel
             write({ cancel: { ref: { runId: String(d.runId), fence: String(d.fence), delivery: d.deliveries, shard: d.shard }, reason } });
@@ -171,6 +170,18 @@ function serveStream(ctx: ApiContext, call: Stream): void {
       if (req.msg === 'drain') {
         // Its worker is closing: no more runs here; its answers still come.
         ctx.hub.drain(id);
+        return;
+      }
+      if (req.msg === 'unstarted') {
+        // Not acked: a refusal ends the stream (a bad message), a namespace's stranger runs are left alone.
+        const refs = unstartedRefs(req);
+        void ctx.scheduling
+          .namespacesOfRuns(tenant === null ? [] : refs.map((r) => r.runId))
+          .then((ns) => ctx.answers.expire(tenant === null ? refs : refs.filter((r) => ns.get(r.runId) === tenant)))
+          .then(
+            () => ctx.onStreamClosed(),
+            (err: unknown) => ctx.log.warn({ err: String(err), runs: refs.length }, 'could not end the leases of runs a worker left unstarted'),
+          );
         return;
       }
       traced?.received(req);
@@ -293,11 +304,23 @@ function answer(ctx: ApiContext, streamId: number, workerId: string | null, req:
         return;
       }
       default:
-        throw invalidArgument('msg', req.msg === 'subscribe' ? 'subscribe may only be sent once' : 'one of complete, completes, fail, heartbeat or drain is required');
+        throw invalidArgument('msg', req.msg === 'subscribe' ? 'subscribe may only be sent once' : 'one of complete, completes, fail, heartbeat, drain or unstarted is required');
     }
   } catch (err) {
     ack(errorAck(ctx, runIdText, err));
   }
+}
+
+/** An Unstarted message's deliveries, each with its shard (they end as a stream's unanswered deliveries do). */
+function unstartedRefs(req: WorkRequest__Output): KnownHandOff[] {
+  const refs = req.unstarted?.refs ?? [];
+  if (refs.length === 0 || refs.length > MAX_COMPLETES) throw invalidArgument('unstarted.refs', `must hold 1..${MAX_COMPLETES} refs (got ${refs.length})`);
+  return refs.map((raw, i) => {
+    const ref = v.deliveryRef(`unstarted.refs[${i}]`, raw);
+    if (ref.shard === null) throw invalidArgument(`unstarted.refs[${i}].shard`, 'is required');
+    // Never started: no hand-off to record.
+    return { ...ref, shard: ref.shard, sentAtMs: null };
+  });
 }
 
 /** The run ids an answer names (well-formed ones; the rest fail validation in answer()). */

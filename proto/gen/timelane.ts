@@ -87,6 +87,7 @@ import type { Subscribe as _timelane_v1_Subscribe, Subscribe__Output as _timelan
 import type { Subscribed as _timelane_v1_Subscribed, Subscribed__Output as _timelane_v1_Subscribed__Output } from './timelane/v1/Subscribed.js';
 import type { TriggerJobRequest as _timelane_v1_TriggerJobRequest, TriggerJobRequest__Output as _timelane_v1_TriggerJobRequest__Output } from './timelane/v1/TriggerJobRequest.js';
 import type { TriggerJobResponse as _timelane_v1_TriggerJobResponse, TriggerJobResponse__Output as _timelane_v1_TriggerJobResponse__Output } from './timelane/v1/TriggerJobResponse.js';
+import type { Unstarted as _timelane_v1_Unstarted, Unstarted__Output as _timelane_v1_Unstarted__Output } from './timelane/v1/Unstarted.js';
 import type { UpdateJobRequest as _timelane_v1_UpdateJobRequest, UpdateJobRequest__Output as _timelane_v1_UpdateJobRequest__Output } from './timelane/v1/UpdateJobRequest.js';
 import type { UpdateJobResponse as _timelane_v1_UpdateJobResponse, UpdateJobResponse__Output as _timelane_v1_UpdateJobResponse__Output } from './timelane/v1/UpdateJobResponse.js';
 import type { WorkRequest as _timelane_v1_WorkRequest, WorkRequest__Output as _timelane_v1_WorkRequest__Output } from './timelane/v1/WorkRequest.js';
@@ -203,6 +204,7 @@ export interface ProtoGrpcType {
       Subscribed: MessageTypeDefinition<_timelane_v1_Subscribed, _timelane_v1_Subscribed__Output>
       TriggerJobRequest: MessageTypeDefinition<_timelane_v1_TriggerJobRequest, _timelane_v1_TriggerJobRequest__Output>
       TriggerJobResponse: MessageTypeDefinition<_timelane_v1_TriggerJobResponse, _timelane_v1_TriggerJobResponse__Output>
+      Unstarted: MessageTypeDefinition<_timelane_v1_Unstarted, _timelane_v1_Unstarted__Output>
       UpdateJobRequest: MessageTypeDefinition<_timelane_v1_UpdateJobRequest, _timelane_v1_UpdateJobRequest__Output>
       UpdateJobResponse: MessageTypeDefinition<_timelane_v1_UpdateJobResponse, _timelane_v1_UpdateJobResponse__Output>
       WorkRequest: MessageTypeDefinition<_timelane_v1_WorkRequest, _timelane_v1_WorkRequest__Output>

@@ -14,6 +14,7 @@ import { newWorkerClient } from '../../clients/typescript/src/work-stream.js';
 import type { SchedulerClient } from '../../proto/gen/timelane/v1/Scheduler.js';
 import type { ScheduleRequest } from '../../proto/gen/timelane/v1/ScheduleRequest.js';
 import type { WorkResponse__Output } from '../../proto/gen/timelane/v1/WorkResponse.js';
+import type { WorkRequest } from '../../clients/typescript/proto/gen/timelane/v1/WorkRequest.js';
 import type { DaemonProcess } from '../../ops/local/daemon-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { deleteRedisPrefix, redisPrefix, TEST_REDIS_URL } from '../helpers/redis.js';
@@ -274,6 +275,7 @@ describe('Work stream', () => {
       [{ queues: ['ok'], maxInFlight: 0 }, 'subscribe.max_in_flight'],
       [{ queues: ['ok'], maxInFlight: 10_001 }, 'subscribe.max_in_flight'],
       [{ queues: ['ok'], workerId: 'w'.repeat(129) }, 'subscribe.worker_id'],
+      [{ queues: ['ok'], stageAheadMs: 1_001 }, 'subscribe.stage_ahead_ms'],
       // Was accepted: such a worker took the daemon's recurring workflow starts, and completed them unstarted.
       [{ queues: ['ok', 'timelane:workflow-start'] }, 'subscribe.queues[1]'],
     ];
@@ -283,6 +285,34 @@ describe('Work stream', () => {
       untrack(s);
       expect(end.code, JSON.stringify(sub).slice(0, 100)).toBe(INVALID_ARGUMENT);
       expect(end.details.startsWith(`${field}: `), `details "${end.details}" should name ${field}`).toBe(true);
+    }
+  });
+
+  it('a malformed Unstarted (not acked) ends the stream with INVALID_ARGUMENT naming the field; a well-formed one for runs that do not exist changes nothing', async () => {
+    const cases: [WorkRequest, string][] = [
+      [{ unstarted: { refs: [] } }, 'unstarted.refs'],
+      [{ unstarted: { refs: [{ runId: '5', fence: '1', delivery: 1 }] } }, 'unstarted.refs[0].shard'],
+      [{ unstarted: { refs: [{ runId: '5', fence: '0', delivery: 1, shard: 0 }] } }, 'unstarted.refs[0].fence'],
+    ];
+    for (const [req, field] of cases) {
+      const s = openStream(daemon!.address, { queues: ['bad-unstarted'] });
+      await s.subscribed();
+      expect(s.send(req)).toBe(true);
+      const end = await s.finished;
+      untrack(s);
+      expect(end.code).toBe(INVALID_ARGUMENT);
+      expect(end.details.startsWith(`${field}: `), `details "${end.details}" should name ${field}`).toBe(true);
+    }
+    const s = openStream(daemon!.address, { queues: ['bad-unstarted'] });
+    try {
+      await s.subscribed();
+      expect(s.send({ unstarted: { refs: [{ runId: '987654321', fence: '1', delivery: 1, shard: 0 }] } })).toBe(true);
+      // Still open: a Complete after it is acked as usual.
+      expect(s.complete({ runId: '987654321', fence: '1', delivery: 1 })).toBe(true);
+      expect((await s.nextAck(5_000)).code).toBe(NOT_FOUND);
+      expect(s.writable).toBe(true);
+    } finally {
+      await closeStream(s, true);
     }
   });
 

@@ -274,7 +274,8 @@ export function memberInfo(m: Member__Output): MemberInfo {
   };
 }
 
-export function deliveredRunInfo(run: DeliveredRun__Output, receivedAtMs: number): DeliveredRunInfo {
+/** A delivered run; `startInMs`: how long after `receivedAtMs` (its arrival) a staged run may start (0: now). */
+export function deliveredRunInfo(run: DeliveredRun__Output, receivedAtMs: number, startInMs = 0): DeliveredRunInfo {
   const dueAtMs = int64(run.dueAtMs);
   return {
     runId: run.runId,
@@ -292,7 +293,7 @@ export function deliveredRunInfo(run: DeliveredRun__Output, receivedAtMs: number
     leaseExpiresAtMs: int64(run.leaseExpiresAtMs),
     mode: deliveryName(run.mode),
     arrivedAtMs: receivedAtMs,
-    startInMs: run.startInUs / 1000,
+    startInMs,
     receivedAtMs,
     lagMs: receivedAtMs - dueAtMs,
     ref: { runId: run.runId, fence: run.fence === '' ? '0' : run.fence, delivery: run.delivery, shard: run.shard },

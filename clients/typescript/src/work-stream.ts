@@ -268,13 +268,13 @@ export class WorkStream {
   /** One response: `receivedAtMs` its arrival on the wall clock, `arrivedMono` on the monotonic one. */
   private dispatch(msg: WorkResponse__Output, receivedAtMs: number, arrivedMono: number): void {
     if (msg.runs) {
+      const sent = msg.runs.sentMonoMs;
       // Staged runs: their holds leave out how much slower than the fastest lately this batch came.
-      const excess = msg.runs.sentMonoMs > 0 ? this.transit.excess(arrivedMono - msg.runs.sentMonoMs, arrivedMono) : 0;
+      const excess = sent > 0 ? this.transit.excess(arrivedMono - sent, arrivedMono) : 0;
       for (const r of msg.runs.runs) {
-        const run = deliveredRunInfo(r, receivedAtMs);
-        // Counted from now (the holder's clock), not from the arrival: less the time since.
-        if (run.startInMs > 0) run.startInMs = Math.max(0, run.startInMs - excess - (performance.now() - arrivedMono));
-        this.emitRun(run);
+        // The hold counts from now (where the holder starts counting), less the time since the arrival.
+        const hold = r.startMonoMs > 0 && sent > 0 ? r.startMonoMs - sent - excess - (performance.now() - arrivedMono) : 0;
+        this.emitRun(deliveredRunInfo(r, receivedAtMs, Math.max(0, hold)));
       }
     }
     else if (msg.run) this.emitRun(deliveredRunInfo(msg.run, receivedAtMs));

@@ -362,14 +362,22 @@ export class WorkerSession {
     // handed out again by the daemon (to this worker or another), so it must
     // not start here too; an at-most-once one is never handed out again, so it
     // still starts here, on time.
-    if (this.staged.dropFrom(stream, (run) => run.mode === 'at_most_once').length > 0) this.checkIdle();
-    if (stream !== this.stream) return;
-    this.stream = undefined;
-    // Answers the daemon never acked may never have reached it: send them again.
-    const lost = [...this.unacked.values()];
-    this.unacked = new Map();
-    this.beatsOut = new Map();
-    for (const req of lost) this.send(req, true);
+    const dropped = this.staged.dropFrom(stream, (run) => run.mode === 'at_most_once');
+    const current = stream === this.stream;
+    if (current) {
+      this.stream = undefined;
+      // Answers the daemon never acked may never have reached it: send them again.
+      const lost = [...this.unacked.values()];
+      this.unacked = new Map();
+      this.beatsOut = new Map();
+      for (const req of lost) this.send(req, true);
+    }
+    if (dropped.length > 0) {
+      // Any member ends their leases: if their daemon died, they go out again at once, not at the lease's end.
+      this.send({ unstarted: { refs: dropped.map((r) => r.ref) } }, true);
+      this.checkIdle();
+    }
+    if (!current) return;
     if (this.closing) return; // (shutdown reconnects itself while answers wait)
     if (end.error) this.opts.onError(end.error, { address: this.opts.address });
     this.opts.onStreamEnd?.(end);

@@ -25,7 +25,7 @@ export interface DeliveredRun {
   'workflow'?: (_timelane_v1_WorkflowStepDelivery | null);
   'traceparent'?: (string);
   'tracestate'?: (string);
-  'startInUs'?: (number);
+  'startMonoMs'?: (number | string);
 }
 
 export interface DeliveredRun__Output {
@@ -49,5 +49,5 @@ export interface DeliveredRun__Output {
   'workflow': (_timelane_v1_WorkflowStepDelivery__Output | null);
   'traceparent': (string);
   'tracestate': (string);
-  'startInUs': (number);
+  'startMonoMs': (number);
 }

@@ -6,6 +6,7 @@ import type { Fail as _timelane_v1_Fail, Fail__Output as _timelane_v1_Fail__Outp
 import type { Heartbeat as _timelane_v1_Heartbeat, Heartbeat__Output as _timelane_v1_Heartbeat__Output } from '../../timelane/v1/Heartbeat.js';
 import type { CompleteBatch as _timelane_v1_CompleteBatch, CompleteBatch__Output as _timelane_v1_CompleteBatch__Output } from '../../timelane/v1/CompleteBatch.js';
 import type { Drain as _timelane_v1_Drain, Drain__Output as _timelane_v1_Drain__Output } from '../../timelane/v1/Drain.js';
+import type { Unstarted as _timelane_v1_Unstarted, Unstarted__Output as _timelane_v1_Unstarted__Output } from '../../timelane/v1/Unstarted.js';
 
 export interface WorkRequest {
   'subscribe'?: (_timelane_v1_Subscribe | null);
@@ -14,7 +15,8 @@ export interface WorkRequest {
   'heartbeat'?: (_timelane_v1_Heartbeat | null);
   'completes'?: (_timelane_v1_CompleteBatch | null);
   'drain'?: (_timelane_v1_Drain | null);
-  'msg'?: "subscribe"|"complete"|"fail"|"heartbeat"|"completes"|"drain";
+  'unstarted'?: (_timelane_v1_Unstarted | null);
+  'msg'?: "subscribe"|"complete"|"fail"|"heartbeat"|"completes"|"drain"|"unstarted";
 }
 
 export interface WorkRequest__Output {
@@ -24,5 +26,6 @@ export interface WorkRequest__Output {
   'heartbeat'?: (_timelane_v1_Heartbeat__Output | null);
   'completes'?: (_timelane_v1_CompleteBatch__Output | null);
   'drain'?: (_timelane_v1_Drain__Output | null);
-  'msg'?: "subscribe"|"complete"|"fail"|"heartbeat"|"completes"|"drain";
+  'unstarted'?: (_timelane_v1_Unstarted__Output | null);
+  'msg'?: "subscribe"|"complete"|"fail"|"heartbeat"|"completes"|"drain"|"unstarted";
 }
