@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 
 /** Claim this long before due (the release gate hands the run out exactly at due). */
-export const DEFAULT_CLAIM_AHEAD_MS = 20;
+export const DEFAULT_CLAIM_AHEAD_MS = 100;
 
 export interface DaemonConfig {
   /** Postgres connection string. Empty in embedded mode (set by `timelane dev`). */
@@ -44,6 +44,7 @@ export interface DaemonConfig {
   stopTimeoutMs: number;
   /** V8's interrupt budget for this process (how soon a hot function is optimised); 0 = V8's own default. */
   jitInterruptBudget: number;
+  warmUpRuns: number;
   /** Pin this daemon to a shard range ("0-63,128") — sidecar mode. Empty => balanced. */
   shards: string;
   /** Adopt shards whose pinned owner is gone (sidecar standby). */
@@ -131,7 +132,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'windowMs', flag: '--window-ms <ms>', env: 'TIMELANE_WINDOW_MS', description: 'fast-lane window W: runs due within it are held in memory', default: 30_000 },
   { key: 'materialiseAheadMs', flag: '--materialise-ahead-ms <ms>', env: 'TIMELANE_MATERIALISE_AHEAD_MS', description: 'make recurring jobs\' occurrences into runs this far ahead (at least --window-ms; 0 => the window): a longer lead absorbs bigger bursts (many jobs due at one instant), but occurrences already made fire even after an outage (the catch-up rule decides only about those not made yet)', default: 0 },
   { key: 'maxInWindow', flag: '--max-in-window <n>', env: 'TIMELANE_MAX_IN_WINDOW', description: 'most runs held in memory (the window shrinks past it)', default: 1_000_000 },
-  { key: 'claimAheadMs', flag: '--claim-ahead-ms <ms>', env: 'TIMELANE_CLAIM_AHEAD_MS', description: 'claim runs this long before due, release them to workers exactly at due (takes the claim off the critical path); 0 claims at due', default: DEFAULT_CLAIM_AHEAD_MS },
+  { key: 'claimAheadMs', flag: '--claim-ahead-ms <ms>', env: 'TIMELANE_CLAIM_AHEAD_MS', description: 'claim runs ahead of their due time, in buckets: each between half of this and all of it before due. A worker that stages runs (Subscribe.stage_ahead_ms; the TypeScript worker does) is handed it at once and starts it at due; any other gets it from the daemon at due. Takes the claim, the hand-off and the network off the critical path; 0 claims at due', default: DEFAULT_CLAIM_AHEAD_MS },
   { key: 'loadIntervalMs', flag: '--load-interval-ms <ms>', env: 'TIMELANE_LOAD_INTERVAL_MS', description: 'how often the loader extends the window', default: 1000 },
   { key: 'repairIntervalMs', flag: '--repair-interval-ms <ms>', env: 'TIMELANE_REPAIR_INTERVAL_MS', description: 'how often the repair scan re-reads the loaded window (also runs after LISTEN reconnects and shard acquisitions), and the workflow repair pass runs', default: 30_000 },
   { key: 'reapIntervalMs', flag: '--reap-interval-ms <ms>', env: 'TIMELANE_REAP_INTERVAL_MS', description: 'how often expired delivery leases are redelivered', default: 1000 },
@@ -140,6 +141,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { key: 'migrateOnStart', flag: '--migrate-on-start', env: 'TIMELANE_MIGRATE_ON_START', description: 'apply migrations at start (dev); production runs `timelane migrate`', default: false },
   { key: 'stopTimeoutMs', flag: '--stop-timeout-ms <ms>', env: 'TIMELANE_STOP_TIMEOUT_MS', description: 'on SIGTERM/SIGINT, the graceful stop (hand shards over, drain, close connections) gets this long; past it, or on a second signal, the daemon exits at once (code 1), which is as safe as a crash: leases expire, unanswered at-least-once runs are redelivered. 0 = wait for ever', default: 20_000 },
   { key: 'jitInterruptBudget', flag: '--jit-interrupt-budget <n>', env: 'TIMELANE_JIT_INTERRUPT_BUDGET', description: "how soon V8 optimises a hot function (its --interrupt-budget; V8's default is 67,584). 2000: a daemon started cold into 10,000 runs/s is at full speed within its first second, but compiles in bursts that lengthen the tail at low rates (bench/README.md). 0 = V8's default", default: 0 },
+  { key: 'warmUpRuns', flag: '--warm-up-runs <n>', env: 'TIMELANE_WARM_UP_RUNS', description: 'before taking shards, run this many synthetic runs through the per-run code of the fire path (no row written; at most 3 s), so that a burst at start is not fired by cold code (bench/README.md). 0 = none', default: 20_000 },
   { key: 'logLevel', flag: '--log-level <level>', env: 'TIMELANE_LOG_LEVEL', description: 'fatal|error|warn|info|debug|trace|silent', default: 'info' },
   { key: 'logFormat', flag: '--log-format <format>', env: 'TIMELANE_LOG_FORMAT', description: 'json (one object per line) or pretty (human-readable; `timelane dev` defaults to it)', default: 'json' },
   { key: 'otlpTracesEndpoint', flag: '--otlp-traces-endpoint <url>', env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', description: 'export traces (OpenTelemetry, OTLP/HTTP JSON) to this URL, e.g. http://collector:4318/v1/traces; OTEL_EXPORTER_OTLP_ENDPOINT also turns them on (+ /v1/traces); unset => no tracing SDK is loaded', default: '' },
@@ -157,6 +159,7 @@ const NUMERIC_LIMITS: Partial<Record<keyof DaemonConfig, [number, number]>> = {
   databaseStatementTimeoutMs: [0, 3_600_000],
   stopTimeoutMs: [0, 3_600_000],
   jitInterruptBudget: [0, 10_000_000],
+  warmUpRuns: [0, 1_000_000],
   shardCount: [1, 65_536],
   leaseTtlMs: [500, 120_000],
   windowMs: [1_000, 3_600_000],

@@ -189,6 +189,7 @@ export class Daemon {
       repairIntervalMs: cfg.repairIntervalMs,
       reapIntervalMs: cfg.reapIntervalMs,
       claimAheadMs: cfg.claimAheadMs,
+      warmUpRuns: cfg.warmUpRuns,
       listen: clientConfig(dbOpts),
       listenProbeMs: bounded,
       // Per-queue limits hold across the cluster through Redis, else through Postgres.

@@ -131,6 +131,17 @@ export class Answers {
     this.stepCompletes.close();
   }
 
+  /**
+   * For the warm-up (engine/warm-up.ts): writes COMPLETE_RUNS as a batch of
+   * Completes would, for deliveries of runs that cannot exist (negative ids),
+   * so that its code and plan are warm. Changes nothing; returns the rows matched (0).
+   */
+  async rehearseComplete(ds: readonly HandedOut[]): Promise<number> {
+    if (ds.some((d) => d.runId >= 0)) throw new RangeError('rehearseComplete: only deliveries of negative run ids');
+    const { rows } = await queryPrepared(this.completeDb, COMPLETE_RUNS_STATEMENT, COMPLETE_RUNS, deliveryArrays(ds));
+    return rows.length;
+  }
+
   /** Completes deliveries (batched with others, steps apart); per delivery, in order, null or the refusal. */
   complete(ds: readonly CompletedDelivery[]): Promise<(Error | null)[]> {
     return ds.some((d) => d.step) ? this.completeWithSteps(ds) : this.completes.completeAll(ds);

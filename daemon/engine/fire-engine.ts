@@ -54,6 +54,7 @@ import type { FenceArrays, ShardFences } from '../coord/fence.js';
 import type { RunRef } from '../run-ref.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import { RunRouter } from './router.js';
+import { warmUp } from './warm-up.js';
 import { Materialiser } from '../recurring/materialiser.js';
 import { OCCURRENCE_LATE_AFTER_MS } from '../recurring/recurrence.js';
 import { PermitSweeper, QueueLimitsCache, deliveryGate, type PermitStore } from '../dispatch/queue-limits.js';
@@ -97,6 +98,8 @@ export interface FireEngineOptions {
   permits: PermitStore;
   /** Claim spans of each claimed or redelivered run; null or absent: none (and no per-run cost). */
   tracing?: RunTracing | null;
+  /** prime() runs this many synthetic runs through the per-run code first (warm-up.ts). @defaultValue 0 */
+  warmUpRuns?: number;
 }
 
 /** Unanswered deliveries get their hand-off time written after this long. */
@@ -286,7 +289,8 @@ export class FireEngine {
 
   /**
    * Opens the claim and answer connections and plans their statements once,
-   * so the first claims of a burst do not pay a new backend's catalog loads.
+   * so the first claims of a burst do not pay a new backend's catalog loads;
+   * then warms the per-run code up (warmUpRuns, warm-up.ts).
    * Before start(); the pools keep these connections open. Best effort: a
    * failure (Postgres slow, near its connection limit, a migration holding a
    * lock) is logged and the engine starts anyway, connecting as it goes.
@@ -300,6 +304,15 @@ export class FireEngine {
     ]);
     for (const r of results) {
       if (r.status === 'rejected') this.opts.log.warn({ err: String(r.reason) }, 'could not prime the engine connections: starting without');
+    }
+    const runs = this.opts.warmUpRuns ?? 0;
+    if (runs > 0) {
+      try {
+        const report = await warmUp(this.opts.pools.window, this.answers, this.opts.clock, runs);
+        this.opts.log.info({ runs: report.runs, ms: Math.round(report.ms) }, 'fire path warmed up');
+      } catch (err) {
+        this.opts.log.warn({ err: String(err) }, 'could not warm the fire path up: starting cold');
+      }
     }
   }
 

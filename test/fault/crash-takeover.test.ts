@@ -125,15 +125,17 @@ describe('fault: kill -9 of a daemon under load', () => {
       const got = c.recorder.byRun.get(id)!;
       const [first, ...rest] = got;
       expect(first.member, `run ${id}: first delivery by the victim`).toBe(victim);
-      expect(first.firedAtMs, `run ${id}: handed over before the kill`).toBeLessThanOrEqual(killAt + 5);
+      // Handed over before the kill (a staged one may start at its due time, just after it, before its worker sees its stream end).
+      expect(first.arrivedAtMs, `run ${id}: handed over before the kill`).toBeLessThanOrEqual(exitedAt + 5);
       for (const d of rest) {
         expect(d.idempotencyKey).toBe(first.idempotencyKey);
         expect(d.delivery).toBeGreaterThan(first.delivery);
         expect(peers).toContain(d.member);
       }
     }
-    // No delivery by the victim of anything it fired after its death (sanity of the recorder's tags).
-    expect(c.recorder.deliveries.filter((d) => d.member === victim && d.firedAtMs > killAt + 5)).toEqual([]);
+    // No delivery by the victim reached a worker after its death (sanity of the recorder's tags). Not by
+    // firedAtMs: an at-most-once run staged at the worker before the kill starts there at its due time, after it.
+    expect(c.recorder.deliveries.filter((d) => d.member === victim && d.arrivedAtMs > exitedAt + 5)).toEqual([]);
     // Nothing left scheduled in Postgres.
     const statuses = await c.runStatuses();
     expect(statuses.filter((s) => s.status === 'scheduled')).toEqual([]);

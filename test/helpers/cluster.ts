@@ -39,8 +39,10 @@ export interface Delivery {
   fence: number;
   mode: DeliveryModeName;
   dueAtMs: number;
-  /** The firing daemon's wall clock at the claim. */
+  /** When the daemon released it to the worker: its hand-off, or a staged run's due time (DeliveredRunInfo.firedAtMs). */
   firedAtMs: number;
+  /** When the message that brought it reached the worker (this process's wall clock). */
+  arrivedAtMs: number;
   /** The test process's Date.now() when the handler started. */
   receivedAt: number;
   /** Member id of the daemon whose stream delivered it. */
@@ -273,6 +275,7 @@ export class TestCluster {
           mode: run.mode,
           dueAtMs: run.dueAtMs,
           firedAtMs: run.firedAtMs,
+          arrivedAtMs: run.arrivedAtMs,
           receivedAt: Date.now(),
           member: id,
           address,

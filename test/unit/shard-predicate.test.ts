@@ -181,6 +181,7 @@ const NOT_HOT: Record<string, string> = {
   SHARDS_OF_RUNS: 'answers from old clients that do not send the shard: finds it by run id (every node)',
   SHARD_FENCES: 'reads `shards` only (already by shard), on a claim miss',
   DB_CLOCK: 'no table: the clock-skew probe',
+  WARM_UP_FIRED_ROWS: 'no table: synthetic rows typed as runs and jobs, for the warm-up before any shard is owned',
   SELECT_DUE_RECURRING: 'materialiser pass: reads `jobs` only, per shard of $2 (j.shard = ANY($2))',
   ADVANCE_JOBS: 'materialiser pass: writes `jobs` only, each row by its own shard from the parameters',
   NO_OVERLAP: 'a fragment of CLAIM_RUNS and OVERLAP_BLOCKED (checked there)',

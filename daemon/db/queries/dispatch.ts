@@ -93,6 +93,22 @@ WHERE r.id = j.run_id AND r.ctid = j.run_ctid AND r.xmin = j.run_xmin AND r.shar
 RETURNING ${FIRED_COLUMNS}`;
 
 /**
+ * warmUpFiredRows — not a transition, and it reads no table: $1 synthetic
+ * fired runs in exactly the shape CLAIM_RUNS returns (FIRED_COLUMNS over rows
+ * typed as runs and jobs, negative ids), for the daemon's warm-up to parse
+ * and hand through the fire path before it owns a shard (engine/warm-up.ts).
+ * $1 count int.
+ */
+export const WARM_UP_FIRED_ROWS = `
+SELECT ${FIRED_COLUMNS}
+FROM generate_series(1, $1::int) g,
+  LATERAL jsonb_populate_record(NULL::runs, jsonb_build_object(
+    'id', -g, 'job_id', gen_random_uuid(), 'shard', 0, 'queue', 'timelane:warm-up', 'priority', 0, 'attempt', 1,
+    'due_at', now(), 'fence', 1, 'deliveries', 1, 'lease_expires_at', now() + interval '30 seconds',
+    'idempotency_key', 'warm-up:' || g, 'claimed_at', now())) r,
+  LATERAL jsonb_populate_record(NULL::jobs, jsonb_build_object('payload', '\\x7b7d', 'namespace', 'default', 'delivery', 'at_least_once')) j`;
+
+/**
  * heldBack — of the runs a claim did not return, those it left for their
  * queue only (CLAIMABLE_RUN, in a queue it held back), with the claim's own
  * parameters. They wait in the claimer until their queue has room; every
