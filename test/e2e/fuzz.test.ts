@@ -152,7 +152,8 @@ afterAll(async () => {
 
 /** How many acks one well-behaved answer message calls for: a CompleteBatch one per ref (one when refused whole), a Drain none. */
 function acksFor(m: Record<string, unknown>): number {
-  if ('drain' in m) return 0;
+  // Neither is acked (a malformed Unstarted ends the stream, as a malformed Subscribe does).
+  if ('drain' in m || 'unstarted' in m) return 0;
   if ('completes' in m) {
     const n = ((m.completes as { refs?: unknown[] } | null)?.refs ?? []).length;
     return n >= 1 && n <= 10_000 ? n : 1;
@@ -246,8 +247,8 @@ describe(`fuzz (seed ${SEED})`, () => {
             stream.write(g);
           }
           else {
-            // Well-behaved: exactly one answer per message, never a second Subscribe.
-            const answerField = pick(workReq.field.filter((f) => f.name !== 'subscribe'));
+            // Well-behaved: exactly one answer per message, never a second Subscribe, nor an Unstarted (not an answer: a malformed one ends the stream).
+            const answerField = pick(workReq.field.filter((f) => f.name !== 'subscribe' && f.name !== 'unstarted'));
             const m = wild ? randomMessage(pkg, workReq) : { [camel(answerField.name)]: randomValue(pkg, answerField, 0) ?? {} };
             try {
               const bytes = work.Work.requestSerialize(m);
