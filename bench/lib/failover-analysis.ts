@@ -244,9 +244,10 @@ export function analyze(inp: AnalysisInput): FailoverAnalysis {
     else if (s.dueAtMs < kill.at) {
       steady.push(lag);
       const i = firstIdx.get(id)!;
+      // As the fire-lag bench: the daemon's release (0 for a staged run), the arrival against due (< 0: staged ahead), the worker's own part.
       claim.push(r.firedAtMs[i] - s.dueAtMs);
-      transit.push(r.arrivedAtMs[i] - r.firedAtMs[i]);
-      worker.push(r.handledAtMs[i] - r.arrivedAtMs[i]);
+      transit.push(r.arrivedAtMs[i] - s.dueAtMs);
+      worker.push(r.handledAtMs[i] - Math.max(r.arrivedAtMs[i], s.dueAtMs));
     }
     else if (s.dueAtMs <= takeoverEnd) {
       takeover.push(lag);
