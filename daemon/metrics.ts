@@ -26,7 +26,7 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly fired = new Counter({ name: 'timelane_runs_fired_total', help: 'Runs claimed and fired', registers: [this.registry] });
-  readonly staged = new Counter({ name: 'timelane_runs_staged_total', help: 'Runs handed to a worker ahead of their due time, for it to start them at due (staging)', registers: [this.registry] });
+  readonly staged = new Counter({ name: 'timelane_runs_staged_total', help: 'Deliveries handed to a worker ahead of their due time, for it to start them at due (staging; a run redelivered before it is due counts again)', registers: [this.registry] });
   readonly completed = new Counter({ name: 'timelane_runs_completed_total', help: 'Runs completed by workers', registers: [this.registry] });
   readonly failed = new Counter({ name: 'timelane_runs_failed_total', help: 'Runs failed (retried or dead): by their worker, or an at-most-once workflow step never answered', labelNames: ['outcome'], registers: [this.registry] });
   readonly redelivered = new Counter({ name: 'timelane_runs_redelivered_total', help: 'Runs handed out again after their delivery lease expired', registers: [this.registry] });

@@ -60,6 +60,15 @@ export interface DeliveryIdentity extends KnownHandOff {
 }
 
 /**
+ * When a delivery was released to its worker, for `fired_at`: its hand-off,
+ * or a staged run's due time — null for a staged run not due yet at `nowMs`
+ * (its stream ended, or it was cancelled, before it could start).
+ */
+export function releasedAt(d: DeliveryIdentity, nowMs: number): number | null {
+  return d.sentAtMs > nowMs ? null : d.sentAtMs;
+}
+
+/**
  * Restarts the delivery lease of a run that waited for credit. Resolves with the
  * new expiry (epoch ms), or null when the delivery was superseded meanwhile.
  */
@@ -313,13 +322,15 @@ export class DeliveryHub {
   /**
    * Staging: hands a claimed run that is due in `startInMs` to a stream whose
    * worker holds runs that far ahead and has credit now, to start at its due
-   * time; false (nothing done) when none can take it, or its queue is
-   * limited (a permit is taken at the hand-out, which must then be the
-   * start). Recorded as released at its due time. Unlike deliver(), never
+   * time; false (nothing done) when none can take it, its queue is limited
+   * (a permit is taken at the hand-out, which must then be the start), or it
+   * is at most once. Recorded as released at its due time (see
+   * handOffOf for one whose stream ends first). Unlike deliver(), never
    * parks: the caller keeps the run until due.
    */
   stage(run: FiredRunRow, startInMs: number): boolean {
-    if (this.gate?.limitOf(run.queue) || this.holdsNewer(run)) return false;
+    // At most once: were its worker to die holding it, nobody would ever run it; handed out at due, only a worker dying mid-run can lose it.
+    if (run.delivery === 'at_most_once' || this.gate?.limitOf(run.queue) || this.holdsNewer(run)) return false;
     const list = this.byQueue.get(run.queue) ?? this.byQueue.get(ALL_QUEUES);
     if (!list) return false;
     const start = this.cursor.get(run.queue) ?? 0;

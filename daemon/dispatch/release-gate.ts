@@ -30,7 +30,7 @@ export class ReleaseGate {
   constructor(
     private readonly clock: Clock,
     private readonly release: (run: FiredRunRow) => void,
-    onError: (err: unknown, run: FiredRunRow) => void,
+    private readonly onError: (err: unknown, run: FiredRunRow) => void,
     /** Hands a run due in `startInMs` to a worker that holds it until then; false: none can now. @defaultValue none */
     private readonly stage: (run: FiredRunRow, startInMs: number) => boolean = () => false,
   ) {
@@ -58,7 +58,11 @@ export class ReleaseGate {
       this.release(run);
       return;
     }
-    if (this.stage(run, this.lane.untilDue(run.due_at_ms))) return;
+    try {
+      if (this.stage(run, this.lane.untilDue(run.due_at_ms))) return;
+    } catch (err) {
+      this.onError(err, run); // (then held here, as one no worker could take)
+    }
     this.waiting.set(run.id, run);
     this.lane.offer({ runId: run.id, shard: run.shard, dueAtMs: run.due_at_ms, priority: run.priority });
   }

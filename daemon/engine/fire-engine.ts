@@ -342,14 +342,15 @@ export class FireEngine {
     await this.materialiser.stop();
     await this.workflowRepair.stop();
     await this.claimer.drain(2_000);
+    // No more redeliveries here: a pass from now on would take runs again with
+    // a fresh lease — runs handed back below, or those of a stream closing
+    // while we wait — park them here or in the gate, and they would die with
+    // this process (the next owner then waits out that lease).
+    await this.reaper.stop();
     await this.gate.drain(this.opts.claimAheadMs + 100);
     // Runs staged at workers start at their due time: wait for it, so that they are answered on streams still open.
     const staged = Math.min(this.hub.lastStagedStart() - this.opts.clock.wallNow(), this.opts.claimAheadMs + 100);
     if (staged > 0) await new Promise((r) => setTimeout(r, staged));
-    // No more redeliveries here: a pass after the hand-back below would take
-    // those runs again with a fresh lease, park them, and they would die with
-    // this process (the next owner then waits out that lease).
-    await this.reaper.stop();
     // Runs still parked for credit: their leases end now, so the next owner
     // redelivers them at once rather than after a whole lease.
     const parked = this.hub.takeParked();

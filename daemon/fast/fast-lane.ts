@@ -113,13 +113,21 @@ export class FastLane {
   }
 
   /**
-   * How long until a due time, ms with a fraction: by the lane's monotonic
-   * deadline (what it would fire on), and never less than the wall clock
-   * says (as its fire guard would: Date.now() truncates, so it is read as up
-   * to 1 ms later than it shows). Never short: a run held this long is not early.
+   * How long until a due time, ms with a fraction, for a run handed to a
+   * worker to hold (staging): by the lane's monotonic deadline, which the
+   * baseline puts a hair late (never short). Should the wall clock have
+   * stepped back since the baseline (it reads over a millisecond behind it:
+   * more than Date.now()'s truncation) and the watch not noticed yet, the
+   * deadline would be short by that step: then the wall clock's own reading
+   * counts, rounded up (the truncated reading is at most the true time, so
+   * due − reading is never short).
    */
   untilDue(dueAtMs: number): number {
-    return Math.max(this.watch.toDeadline(dueAtMs) - this.clock.monoNow(), dueAtMs - this.clock.wallNow() - 1);
+    const mono = this.clock.monoNow();
+    const wall = this.clock.wallNow();
+    const byDeadline = this.watch.toDeadline(dueAtMs) - mono;
+    const steppedBack = wall - mono < this.watch.offsetMs - 1;
+    return steppedBack ? Math.max(byDeadline, dueAtMs - wall) : byDeadline;
   }
 
   /** Wall-clock steps seen, for metrics. */

@@ -31,6 +31,7 @@ import { MAX_OUTPUT_BYTES } from './workflow-input.js';
 import type { FiredRunRow } from '../db/queries/columns.js';
 import type { KnownHandOff } from '../run-ref.js';
 import type { AnsweredDelivery, CompletedDelivery } from '../dispatch/answers.js';
+import { releasedAt } from '../dispatch/delivery-hub.js';
 import type { StreamTracing } from '../tracing/run-tracing.js';
 
 let nextStreamId = 1;
@@ -110,7 +111,9 @@ function serveStream(ctx: ApiContext, call: Stream): void {
     clearInterval(revalidate);
     traced?.close();
     if (!subscribed) return;
-    const open = ctx.hub.unregister(id);
+    const now = ctx.wallNow();
+    // A staged run not due yet never started: no hand-off to record (its next delivery records its own).
+    const open = ctx.hub.unregister(id).map((d) => ({ ...d, sentAtMs: releasedAt(d, now) }));
     ctx.metrics.workers.set(ctx.hub.streamCount);
     if (open.length)
       ctx.answers.expire(open).then(
@@ -243,7 +246,7 @@ function tracedAcks(traced: StreamTracing, req: WorkRequest__Output, ack: (a: Ac
  */
 function answered(ctx: ApiContext, streamId: number, ref: DeliveryRefInput, settles: boolean): AnsweredDelivery & { step: boolean } {
   const held = settles ? ctx.hub.settle(streamId, ref.runId, ref) : ctx.hub.peek(streamId, ref.runId, ref);
-  return { ...ref, shard: ref.shard ?? held?.shard ?? null, sentAtMs: held?.sentAtMs ?? null, step: held?.step ?? false };
+  return { ...ref, shard: ref.shard ?? held?.shard ?? null, sentAtMs: held ? releasedAt(held, ctx.wallNow()) : null, step: held?.step ?? false };
 }
 
 /** Handles one answer message; always answers with an Ack (or an AckBatch for a CompleteBatch). */

@@ -524,6 +524,14 @@ describe('DeliveryHub', () => {
       expect(none.sent).toEqual([]);
     });
 
+    it('never an at-most-once run: a worker dying while it held one would lose it', () => {
+      const hub = new DeliveryHub();
+      const { s, sent } = stager(10, 100);
+      hub.register(s);
+      expect(hub.stage(run(1, { delivery: 'at_most_once' }), 30)).toBe(false);
+      expect(sent).toEqual([]);
+    });
+
     it('never for a limited queue: its permit is taken at the hand-out, which must be the start', () => {
       const { gate } = limitedQueue(5);
       const hub = new DeliveryHub(undefined, undefined, Date.now, gate);

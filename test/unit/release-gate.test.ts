@@ -48,12 +48,17 @@ describe('ReleaseGate', () => {
     expect(asked).toBe(0);
   });
 
-  it('the time left is read off the wall clock too: a wall clock stepped back (not yet noticed) makes the hold longer, not shorter', () => {
+  it('a wall clock stepped back (not yet noticed by the watch) makes the hold longer, as the wall clock says, never shorter', () => {
     const staged: number[] = [];
     const { clock, gate, t0 } = setup((_run, startInMs) => (staged.push(startInMs), true));
     clock.stepWall(-40);
     gate.admit(firedRunRow(1, { due_at_ms: t0 + 15 }));
-    // The wall clock says 55 ms are left (less the 1 ms its truncation may hide).
-    expect(staged[0]).toBeGreaterThanOrEqual(54);
+    // The wall clock now says 55 ms are left.
+    expect(staged[0]).toBeGreaterThanOrEqual(55);
+    // A step of under a millisecond is indistinguishable from Date.now()'s truncation: the deadline holds.
+    clock.stepWall(39.5);
+    gate.admit(firedRunRow(2, { due_at_ms: t0 + 15 }));
+    expect(staged[1]).toBeGreaterThanOrEqual(15);
+    expect(staged[1]).toBeLessThan(15.5);
   });
 });

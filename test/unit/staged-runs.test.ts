@@ -76,6 +76,18 @@ describe('StagedRuns', () => {
     expect(started).toEqual(['2']);
   });
 
+  it('holds one copy of a run: a newer delivery replaces the held one, which never starts', () => {
+    const clock = new EarlyTimers(0);
+    const started: { id: string; delivery: number }[] = [];
+    const staged = new StagedRuns<string>((r) => started.push({ id: r.runId, delivery: r.delivery }), clock);
+    staged.add({ ...run(1, 5), delivery: 1 } as DeliveredRunInfo, 's');
+    staged.add({ ...run(1, 8), delivery: 2 } as DeliveredRunInfo, 's');
+    expect(staged.size).toBe(1);
+    clock.advance(1_100);
+    expect(started).toEqual([{ id: '1', delivery: 2 }]);
+    expect(staged.size).toBe(0);
+  });
+
   it('drops the at-least-once runs of an ended stream and keeps its at-most-once ones and other streams’', () => {
     const clock = new EarlyTimers(0);
     const started: string[] = [];

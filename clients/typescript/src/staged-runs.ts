@@ -10,7 +10,9 @@
  * and one timer armed for the earliest.
  *
  * States of a run here: held → started (handed to `onStart`, in start order)
- * | taken (cancelled: `take`) | dropped (its stream ended: `dropFrom`).
+ * | taken (cancelled, or a newer delivery of it arrived: `take`, or an `add`
+ * of the same run id) | dropped (its stream ended: `dropFrom`). At most one
+ * copy of a run is held.
  * States of the holder: holding (timer armed while a run is held) →
  * closed (`clear`: nothing held, no timer; later adds are ignored).
  *
@@ -40,12 +42,16 @@ interface Held<S> {
   /** performance.now() at or after which it may start. */
   startAt: number;
   stream: S;
+  /** Taken back (take): skipped when its time comes. */
+  taken: boolean;
 }
 
 export class StagedRuns<S> {
   /** Held runs by start time; `head` is the first not started yet (the array is compacted as it empties). */
   private held: Held<S>[] = [];
   private head = 0;
+  /** The held runs by id (one entry each: a newer delivery of a run replaces the older, see take). */
+  private readonly byRun = new Map<string, Held<S>>();
   private timer: unknown;
   private armedFor = Infinity;
   private closed = false;
@@ -56,13 +62,15 @@ export class StagedRuns<S> {
   ) {}
 
   get size(): number {
-    return this.held.length - this.head;
+    return this.byRun.size;
   }
 
-  /** Holds `run` until `startInMs` from now (its arrival), then hands it to onStart. */
-  add(run: DeliveredRunInfo, stream: S, now = this.clock.now()): void {
+  /** Holds `run` until `startInMs` after `arrivedAt` (its arrival, on this holder's clock), then hands it to onStart. */
+  add(run: DeliveredRunInfo, stream: S, arrivedAt = this.clock.now()): void {
     if (this.closed) return;
-    const entry = { run, startAt: now + run.startInMs, stream };
+    this.take(run.runId);
+    const entry = { run, startAt: arrivedAt + run.startInMs, stream, taken: false };
+    this.byRun.set(run.runId, entry);
     // Runs come in start order almost always: insertion from the end is O(1) then.
     let i = this.held.length;
     while (i > this.head && this.held[i - 1].startAt > entry.startAt) i--;
@@ -70,11 +78,12 @@ export class StagedRuns<S> {
     if (entry.startAt < this.armedFor) this.arm();
   }
 
-  /** Takes a held run back (its run was cancelled); undefined if it is not held. */
+  /** Takes a held run back (cancelled, or a newer delivery of it came); undefined if it is not held. O(1): it is skipped when its time comes. */
   take(runId: string): DeliveredRunInfo | undefined {
-    const i = this.indexOf((h) => h.run.runId === runId);
-    if (i < 0) return undefined;
-    const [h] = this.held.splice(i, 1);
+    const h = this.byRun.get(runId);
+    if (!h) return undefined;
+    h.taken = true;
+    this.byRun.delete(runId);
     return h.run;
   }
 
@@ -84,8 +93,11 @@ export class StagedRuns<S> {
     const kept: Held<S>[] = [];
     for (let i = this.head; i < this.held.length; i++) {
       const h = this.held[i];
-      if (h.stream === stream && !keep(h.run)) dropped.push(h.run);
-      else kept.push(h);
+      if (h.taken) continue;
+      if (h.stream === stream && !keep(h.run)) {
+        dropped.push(h.run);
+        this.byRun.delete(h.run.runId);
+      } else kept.push(h);
     }
     this.held = kept;
     this.head = 0;
@@ -95,16 +107,12 @@ export class StagedRuns<S> {
   /** Forgets every held run and stops the timer for good. */
   clear(): DeliveredRunInfo[] {
     this.closed = true;
-    const out = this.held.slice(this.head).map((h) => h.run);
+    const out = [...this.byRun.values()].map((h) => h.run);
     this.held = [];
     this.head = 0;
+    this.byRun.clear();
     this.disarm();
     return out;
-  }
-
-  private indexOf(match: (h: Held<S>) => boolean): number {
-    for (let i = this.head; i < this.held.length; i++) if (match(this.held[i])) return i;
-    return -1;
   }
 
   private disarm(): void {
@@ -126,7 +134,12 @@ export class StagedRuns<S> {
     this.armedFor = Infinity;
     const now = this.clock.now();
     const due: DeliveredRunInfo[] = [];
-    while (this.head < this.held.length && this.held[this.head].startAt <= now) due.push(this.held[this.head++].run);
+    while (this.head < this.held.length && this.held[this.head].startAt <= now) {
+      const h = this.held[this.head++];
+      if (h.taken) continue;
+      this.byRun.delete(h.run.runId);
+      due.push(h.run);
+    }
     if (this.head > 1024 && this.head * 2 > this.held.length) {
       this.held = this.held.slice(this.head);
       this.head = 0;

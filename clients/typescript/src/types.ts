@@ -511,7 +511,7 @@ export interface DeliveredRunInfo {
   dueAtMs: number;
   /**
    * When the daemon released the run to this stream: handed to it at or
-   * after dueAtMs, or, staged (`startInMs` > 0), dueAtMs itself. Never before dueAtMs.
+   * after dueAtMs, or, handed over ahead (staged), dueAtMs itself. Never before dueAtMs.
    */
   firedAtMs: number;
   /** When the daemon claimed it (a few ms before due with claim-ahead). */
@@ -531,7 +531,9 @@ export interface DeliveredRunInfo {
   /**
    * Staged runs (a worker that subscribed with `stageAheadMs`): how long after
    * arrivedAtMs the run may start, in ms (the time the daemon saw left until
-   * dueAtMs); 0: at once. createWorker waits it out before calling the handler.
+   * dueAtMs, less how much slower than the fastest lately its batch came);
+   * 0: at once (also a staged run whose due time had come by its arrival).
+   * createWorker waits it out before calling the handler.
    */
   startInMs: number;
   /**

@@ -32,7 +32,9 @@ export interface SubscribeOptions {
   /**
    * Staging: take runs up to this many ms before their due time, each with
    * its `startInMs` (0..1000; default 0: runs arrive when due). A run must
-   * not start before its startInMs has passed since it arrived.
+   * not start before its startInMs has passed since it arrived (arrivedAtMs),
+   * and one not started when the stream ends must be dropped (and reported:
+   * Unstarted).
    */
   stageAheadMs?: number;
 }
@@ -59,7 +61,8 @@ export interface SubscribedInfo {
   maxInFlight: number;
 }
 
-type RunListener = (run: DeliveredRunInfo) => void;
+/** A run, and when it arrived on this process's monotonic clock (performance.now(): a staged run's startInMs counts from it). */
+type RunListener = (run: DeliveredRunInfo, arrivedMono: number) => void;
 type AckListener = (ack: AckInfo) => void;
 
 /** Opens a Work stream to `target` (an address, or a Worker client to share) and subscribes. */
@@ -135,6 +138,8 @@ export class WorkStream {
   private ended: StreamEnd | undefined;
   /** The fastest recent batch transit, for staged runs' holds. */
   private readonly transit = new TransitFloor();
+  /** When runs queued for pull (no listener yet) arrived, performance.now(). */
+  private readonly queuedArrival = new WeakMap<DeliveredRunInfo, number>();
 
   constructor(target: string | WorkerClient, subscribe: SubscribeOptions, opts: WorkStreamOptions = {}) {
     this.ownedClient = typeof target === 'string' ? newWorkerClient(target, opts.credentials, undefined, opts.token) : undefined;
@@ -207,7 +212,8 @@ export class WorkStream {
 
   onRun(listener: RunListener): this {
     this.runListeners.push(listener);
-    for (const run of this.runs.drain()) listener(run);
+    // A run queued before there was a listener keeps its arrival (a hold counted from later would only end later).
+    for (const run of this.runs.drain()) listener(run, this.queuedArrival.get(run) ?? performance.now());
     return this;
   }
 
@@ -272,12 +278,11 @@ export class WorkStream {
       // Staged runs: their holds leave out how much slower than the fastest lately this batch came.
       const excess = sent > 0 ? this.transit.excess(arrivedMono - sent, arrivedMono) : 0;
       for (const r of msg.runs.runs) {
-        // The hold counts from now (where the holder starts counting), less the time since the arrival.
-        const hold = r.startMonoMs > 0 && sent > 0 ? r.startMonoMs - sent - excess - (performance.now() - arrivedMono) : 0;
-        this.emitRun(deliveredRunInfo(r, receivedAtMs, Math.max(0, hold)));
+        // From the arrival: the run is due start_mono_ms − sent_mono_ms after the batch left (less this batch's extra transit).
+        const hold = r.startMonoMs > 0 && sent > 0 ? r.startMonoMs - sent - excess : 0;
+        this.emitRun(deliveredRunInfo(r, receivedAtMs, Math.max(0, hold)), arrivedMono);
       }
-    }
-    else if (msg.run) this.emitRun(deliveredRunInfo(msg.run, receivedAtMs));
+    } else if (msg.run) this.emitRun(deliveredRunInfo(msg.run, receivedAtMs), arrivedMono);
     else if (msg.acks) for (const a of msg.acks.acks) this.emitAck(ackInfo(a));
     else if (msg.ack) this.emitAck(ackInfo(msg.ack));
     else if (msg.cancel) for (const l of this.cancelListeners) l(msg.cancel.ref?.runId ?? '', msg.cancel.reason);
@@ -287,9 +292,12 @@ export class WorkStream {
     }
   }
 
-  private emitRun(run: DeliveredRunInfo): void {
-    if (this.runListeners.length === 0) this.runs.push(run);
-    for (const l of this.runListeners) l(run);
+  private emitRun(run: DeliveredRunInfo, arrivedMono: number): void {
+    if (this.runListeners.length === 0) {
+      this.runs.push(run);
+      this.queuedArrival.set(run, arrivedMono);
+    }
+    for (const l of this.runListeners) l(run, arrivedMono);
   }
 
   private emitAck(ack: AckInfo): void {

@@ -344,9 +344,9 @@ export class WorkerSession {
     this.stream = stream;
     const openedAt = Date.now();
     let heard = false;
-    stream.onRun((run) => {
+    stream.onRun((run, arrivedMono) => {
       heard = true;
-      this.accept(run, stream);
+      this.accept(run, stream, arrivedMono);
     });
     stream.onAck((ack) => {
       heard = true;
@@ -388,11 +388,13 @@ export class WorkerSession {
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
 
-  private accept(run: DeliveredRunInfo, stream: WorkStream): void {
+  private accept(run: DeliveredRunInfo, stream: WorkStream, arrivedMono: number): void {
     this.opts.stats.received++;
     // Half-closed while closing: no answer could be sent; the daemon redelivers it.
     if (this.closing && !stream.writable) return;
-    if (run.startInMs > 0) this.staged.add(run, stream);
+    // A newer delivery of a run held here (its lease ran out while it waited): the older copy never starts.
+    this.staged.take(run.runId);
+    if (run.startInMs > 0) this.staged.add(run, stream, arrivedMono);
     else this.release(run);
   }
 
