@@ -321,7 +321,8 @@ export class DeliveryHub {
 
   /**
    * Staging: hands a claimed run that is due in `startInMs` to a stream whose
-   * worker holds runs that far ahead and has credit now, to start at its due
+   * worker holds runs that far ahead and has credit now (beyond the tenth
+   * kept for runs due now: hasRoomToStage), to start at its due
    * time; false (nothing done) when none can take it, its queue is limited
    * (a permit is taken at the hand-out, which must then be the start), or it
    * is at most once. Recorded as released at its due time (see
@@ -336,7 +337,7 @@ export class DeliveryHub {
     const start = this.cursor.get(run.queue) ?? 0;
     for (let i = 0; i < list.length; i++) {
       const st = list[(start + i) % list.length];
-      if ((st.sink.stageAheadMs ?? 0) < startInMs || !hasRoom(st)) continue;
+      if ((st.sink.stageAheadMs ?? 0) < startInMs || !hasRoomToStage(st)) continue;
       this.cursor.set(run.queue, (start + i + 1) % list.length);
       const freed = this.forget(run.id);
       st.inFlight.set(run.id, identityOf(run, run.due_at_ms, false));
@@ -655,6 +656,15 @@ export class DeliveryHub {
 /** The stream can take one more run: its credit less what it holds and what permit requests hold for it. */
 function hasRoom(st: StreamState): boolean {
   return st.inFlight.size + st.reserved < st.sink.credit;
+}
+
+/**
+ * The stream can take one more run to hold until its due time: a tenth of its
+ * credit (at least one) stays free for runs due now — a retry, a redelivery —
+ * which would otherwise wait behind runs held for later.
+ */
+function hasRoomToStage(st: StreamState): boolean {
+  return st.inFlight.size + st.reserved + Math.max(1, Math.floor(st.sink.credit / 10)) < st.sink.credit;
 }
 
 function identityOf(run: FiredRunRow, sentAtMs: number, permit: boolean): DeliveryIdentity {

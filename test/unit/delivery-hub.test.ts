@@ -489,24 +489,36 @@ describe('DeliveryHub', () => {
       return { s, sent };
     }
 
-    it('hands a run to a stream that holds that far ahead, recorded as released at its due time, within the credit', () => {
+    it('hands a run to a stream that holds that far ahead, recorded as released at its due time, within the credit less a tenth kept for runs due now', () => {
       const hub = new DeliveryHub(undefined, undefined, () => 1_000);
-      const { s, sent } = stager(2, 50);
+      const { s, sent } = stager(3, 50);
       hub.register(s);
       expect(hub.stage(run(1, { due_at_ms: 1_040 }), 40)).toBe(true);
       expect(hub.stage(run(2, { due_at_ms: 1_045 }), 45)).toBe(true);
-      // Credit used up: the third waits (the caller keeps it until due).
+      // One slot (a tenth of the credit, at least one) stays for runs due now: the third waits (the caller keeps it until due).
       expect(hub.stage(run(3, { due_at_ms: 1_046 }), 46)).toBe(false);
       expect(sent).toEqual([
         { id: 1, at: 1_040, startInMs: 40 },
         { id: 2, at: 1_045, startInMs: 45 },
       ]);
+      // A run due now takes that slot at once.
+      hub.deliver(run(9, { due_at_ms: 990 }));
+      expect(sent.map((x) => x.id)).toEqual([1, 2, 9]);
       expect(hub.holds(s.id, 1)).toBe(true);
       // The hand-off recorder writes the due time, once it has passed.
-      expect(hub.takeUnrecorded(1_041).map((d) => [d.runId, d.sentAtMs])).toEqual([[1, 1_040]]);
-      // An answer frees the credit as for any delivery.
+      expect(hub.takeUnrecorded(1_041).map((d) => [d.runId, d.sentAtMs]).filter(([id]) => id === 1)).toEqual([[1, 1_040]]);
+      // Answers free the credit as for any delivery.
       hub.settle(s.id, 1);
+      hub.settle(s.id, 9);
       expect(hub.stage(run(3, { due_at_ms: 1_046 }), 46)).toBe(true);
+    });
+
+    it('a stream whose credit is one never stages (its one run is kept for what is due now)', () => {
+      const hub = new DeliveryHub();
+      const { s, sent } = stager(1, 100);
+      hub.register(s);
+      expect(hub.stage(run(1), 30)).toBe(false);
+      expect(sent).toEqual([]);
     });
 
     it('not to a stream that holds less far ahead, nor to one that does not stage; picks one that does', () => {
