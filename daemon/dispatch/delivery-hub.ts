@@ -36,6 +36,8 @@ const PERMIT_RETRY_MS = 20;
 const UNSENT_LEASE_MARGIN_MS = 30_000;
 /** A permit lapses this long after it was taken unless given back (a daemon died holding it). */
 const PERMIT_MAX_MS = 3_600_000;
+/** Most of a stream's credit kept free from staged runs for runs due now (hasRoomToStage). */
+const STAGE_RESERVE_MAX = 16;
 /** room() with no stream, or little credit: claims go on, in batches of at most this many. */
 const MIN_ROOM = 1_000;
 /**
@@ -51,8 +53,10 @@ export interface DeliveryIdentity extends KnownHandOff {
   queue: string;
   /** Handed out under a queue permit it took, given back when the delivery settles (a 'shared' one is not its own). */
   permit: boolean;
-  /** Wall-clock epoch ms of the hand-off to the stream: the run's recorded `fired_at`. */
+  /** Wall-clock epoch ms of the hand-off to the stream, or a staged run's due time: the run's recorded `fired_at`. */
   sentAtMs: number;
+  /** Handed over ahead of its due time, for its worker to start at `sentAtMs` (stage()). */
+  staged: boolean;
   /** Whether `sentAtMs` has been written to Postgres already (see takeUnrecorded). */
   recorded: boolean;
   /** A run of a workflow step (its Complete takes the workflow path at once). */
@@ -62,10 +66,10 @@ export interface DeliveryIdentity extends KnownHandOff {
 /**
  * When a delivery was released to its worker, for `fired_at`: its hand-off,
  * or a staged run's due time — null for a staged run not due yet at `nowMs`
- * (its stream ended, or it was cancelled, before it could start).
+ * (its stream ended before it could start).
  */
 export function releasedAt(d: DeliveryIdentity, nowMs: number): number | null {
-  return d.sentAtMs > nowMs ? null : d.sentAtMs;
+  return d.staged && d.sentAtMs > nowMs ? null : d.sentAtMs;
 }
 
 /**
@@ -326,7 +330,7 @@ export class DeliveryHub {
    * time; false (nothing done) when none can take it, its queue is limited
    * (a permit is taken at the hand-out, which must then be the start), or it
    * is at most once. Recorded as released at its due time (see
-   * handOffOf for one whose stream ends first). Unlike deliver(), never
+   * releasedAt for one whose stream ends first). Unlike deliver(), never
    * parks: the caller keeps the run until due.
    */
   stage(run: FiredRunRow, startInMs: number): boolean {
@@ -340,7 +344,7 @@ export class DeliveryHub {
       if ((st.sink.stageAheadMs ?? 0) < startInMs || !hasRoomToStage(st)) continue;
       this.cursor.set(run.queue, (start + i + 1) % list.length);
       const freed = this.forget(run.id);
-      st.inFlight.set(run.id, identityOf(run, run.due_at_ms, false));
+      st.inFlight.set(run.id, { ...identityOf(run, run.due_at_ms, false), staged: true });
       st.sink.send(run, run.due_at_ms, startInMs);
       this.onSent?.(run);
       for (const f of freed) if (f !== st) this.pumpFor(f);
@@ -411,6 +415,12 @@ export class DeliveryHub {
   /** Whether a stream holds this delivery in flight. */
   holds(streamId: number, runId: number): boolean {
     return this.streams.get(streamId)?.inFlight.has(runId) ?? false;
+  }
+
+  /** Whether any stream holds the run in flight (handed over, staged or not). */
+  handedOut(runId: number): boolean {
+    for (const st of this.streams.values()) if (st.inFlight.has(runId)) return true;
+    return false;
   }
 
   private holdsNewer(run: FiredRunRow): boolean {
@@ -660,11 +670,15 @@ function hasRoom(st: StreamState): boolean {
 
 /**
  * The stream can take one more run to hold until its due time: a tenth of its
- * credit (at least one) stays free for runs due now — a retry, a redelivery —
- * which would otherwise wait behind runs held for later.
+ * credit, at least one run and at most STAGE_RESERVE_MAX, stays free for runs
+ * due now — a retry, a redelivery — which would otherwise wait behind runs
+ * held for later. (A tenth of a large credit held back too much: at 10,000
+ * runs/s a credit of 1,000 then left runs for the daemon to hand out at due,
+ * and a busy second made them late.)
  */
 function hasRoomToStage(st: StreamState): boolean {
-  return st.inFlight.size + st.reserved + Math.max(1, Math.floor(st.sink.credit / 10)) < st.sink.credit;
+  const reserve = Math.min(STAGE_RESERVE_MAX, Math.max(1, Math.floor(st.sink.credit / 10)));
+  return st.inFlight.size + st.reserved + reserve < st.sink.credit;
 }
 
 function identityOf(run: FiredRunRow, sentAtMs: number, permit: boolean): DeliveryIdentity {
@@ -676,6 +690,7 @@ function identityOf(run: FiredRunRow, sentAtMs: number, permit: boolean): Delive
     fence: run.fence,
     deliveries: run.deliveries,
     sentAtMs,
+    staged: false,
     recorded: false,
     // A step's own run (origin 'workflow'); a replay of one (origin 'replay') is completed like any run.
     step: run.origin === 'workflow',

@@ -54,14 +54,17 @@ export class ReleaseGate {
 
   /** A claimed run: released now if due, else staged at a worker, else released at its due time. */
   admit(run: FiredRunRow): void {
-    if (run.due_at_ms <= this.clock.wallNow()) {
+    const left = run.due_at_ms <= this.clock.wallNow() ? 0 : this.lane.untilDue(run.due_at_ms);
+    if (!(left > 0)) {
       this.release(run);
       return;
     }
     try {
-      if (this.stage(run, this.lane.untilDue(run.due_at_ms))) return;
+      if (this.stage(run, left)) return;
     } catch (err) {
-      this.onError(err, run); // (then held here, as one no worker could take)
+      // It may have gone out before the throw: holding it too could start it twice. Its lease brings it back.
+      this.onError(err, run);
+      return;
     }
     this.waiting.set(run.id, run);
     this.lane.offer({ runId: run.id, shard: run.shard, dueAtMs: run.due_at_ms, priority: run.priority });
@@ -76,6 +79,13 @@ export class ReleaseGate {
     const run = this.waiting.get(runId);
     if (run) this.waiting.delete(runId); // its lane entry fires into nothing
     return run;
+  }
+
+  /** Takes every run still held (a stopping daemon hands them back to Postgres). */
+  takeAll(): FiredRunRow[] {
+    const out = [...this.waiting.values()];
+    this.waiting.clear();
+    return out;
   }
 
   /** Resolves when every admitted run has been released (graceful stop), or after `maxMs`. */

@@ -24,11 +24,13 @@
  * integration tests build this very component.
  *
  * States: constructed → running (start) → draining (drain: no new fires;
- * claims in flight finish and claimed runs are released to workers, since
- * they are `fired` in Postgres, and runs staged at workers reach their due
- * time (started there, answered on open streams); the redelivery reaper stops; runs still
- * parked for worker credit go back with their lease ended, for the next
- * owner to redeliver) → stopped (stop).
+ * claims in flight finish; the redelivery reaper stops; claimed runs are
+ * released to workers, since they are `fired` in Postgres, and runs staged
+ * at workers reach their due time (started there, answered on open
+ * streams); runs still parked for worker credit, or still in the gate, go
+ * back with their lease ended, for the next owner to redeliver. A run
+ * cancelled meanwhile before its hand-out is ended by the next owner's
+ * reaper) → stopped (stop).
  *
  * Owns its pools' use, not the pools: claims, answers and window work each get
  * connections no API query can take (DESIGN: work that proves ownership never
@@ -217,7 +219,15 @@ export class FireEngine {
       },
       (err, run) => log.error({ err, runId: run.id }, 'could not deliver a released run'),
       (run, startInMs) => {
-        if (!this.hub.stage(run, startInMs)) return false;
+        let staged: boolean;
+        try {
+          staged = this.hub.stage(run, startInMs);
+        } catch (err) {
+          // Thrown after the hand-over (a sink's write) it went out: not held here too, or it could start twice.
+          log.error({ err, runId: run.id }, 'could not stage a claimed run');
+          staged = this.hub.handedOut(run.id);
+        }
+        if (!staged) return false;
         metrics.staged.inc();
         metrics.fireLag.observe(0);
         return true;
@@ -351,9 +361,9 @@ export class FireEngine {
     // Runs staged at workers start at their due time: wait for it, so that they are answered on streams still open.
     const staged = Math.min(this.hub.lastStagedStart() - this.opts.clock.wallNow(), this.opts.claimAheadMs + 100);
     if (staged > 0) await new Promise((r) => setTimeout(r, staged));
-    // Runs still parked for credit: their leases end now, so the next owner
-    // redelivers them at once rather than after a whole lease.
-    const parked = this.hub.takeParked();
+    // Runs still parked for credit, or still in the gate (its drain timed out): their leases end now, so
+    // the next owner redelivers them at once rather than after a whole lease.
+    const parked = [...this.hub.takeParked(), ...this.gate.takeAll()];
     await this.answers
       .expire(parked.map((r) => ({ runId: r.id, shard: r.shard, fence: r.fence, deliveries: r.deliveries, sentAtMs: null })))
       .catch((err: unknown) => this.opts.log.warn({ err: String(err), runs: parked.length }, 'could not hand back runs parked for credit'));

@@ -246,7 +246,8 @@ function tracedAcks(traced: StreamTracing, req: WorkRequest__Output, ack: (a: Ac
  */
 function answered(ctx: ApiContext, streamId: number, ref: DeliveryRefInput, settles: boolean): AnsweredDelivery & { step: boolean } {
   const held = settles ? ctx.hub.settle(streamId, ref.runId, ref) : ctx.hub.peek(streamId, ref.runId, ref);
-  return { ...ref, shard: ref.shard ?? held?.shard ?? null, sentAtMs: held ? releasedAt(held, ctx.wallNow()) : null, step: held?.step ?? false };
+  // (A staged run answered before its due time — its worker was told to cancel it — gets its due time: the answer's statements have no "never started".)
+  return { ...ref, shard: ref.shard ?? held?.shard ?? null, sentAtMs: held?.sentAtMs ?? null, step: held?.step ?? false };
 }
 
 /** Handles one answer message; always answers with an Ack (or an AckBatch for a CompleteBatch). */

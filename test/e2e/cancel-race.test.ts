@@ -115,7 +115,7 @@ describe('CancelJob', () => {
     const rec = worker!.recorder;
     // Final statuses: a fired run stopped before it started ends cancelled once its lease is ended (at once).
     const statusOf = async (): Promise<Map<string, string>> => new Map((await client.listRuns({ queue: 'cancel-race', pageSize: 1000 })).runs.map((r) => [r.id, r.status]));
-    let statuses = await statusOf();
+    let statuses = new Map<string, string>();
     await waitUntil(async () => {
       statuses = await statusOf();
       return scheduled.every((s) => statuses.get(s.run.id) !== 'fired' || rec.count(s.run.id) > 0);

@@ -34,7 +34,7 @@ describe('engine drain', () => {
     const deliveriesBefore = (await runStates(db.pool, [parked])).get(parked)!.deliveries;
     await p.engine.drain();
     expect(p.engine.hub.backlog).toBe(0);
-    // The shards are released only after drain (daemon.ts): reaper passes could still run meanwhile.
+    // The shards are released only after drain (daemon.ts): a reaper pass would come now, were the reaper not stopped in drain().
     await new Promise((r) => setTimeout(r, 300));
     const states = await runStates(db.pool, ids);
     // Before: redelivered by a pass after the hand-back (deliveries + 1, a fresh 60 s lease), parked again.

@@ -513,6 +513,14 @@ describe('DeliveryHub', () => {
       expect(hub.stage(run(3, { due_at_ms: 1_046 }), 46)).toBe(true);
     });
 
+    it('the runs kept for what is due now are at most 16, however large the credit', () => {
+      const hub = new DeliveryHub();
+      const { s, sent } = stager(1_000, 100);
+      hub.register(s);
+      for (let i = 1; i <= 1_000; i++) hub.stage(run(i), 30);
+      expect(sent).toHaveLength(1_000 - 16);
+    });
+
     it('a stream whose credit is one never stages (its one run is kept for what is due now)', () => {
       const hub = new DeliveryHub();
       const { s, sent } = stager(1, 100);

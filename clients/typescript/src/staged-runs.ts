@@ -88,7 +88,7 @@ export class StagedRuns<S> {
   }
 
   /** Drops the runs a stream brought, except those `keep` names; returns the dropped ones. */
-  dropFrom(stream: S, keep: (run: DeliveredRunInfo) => boolean): DeliveredRunInfo[] {
+  dropFrom(stream: S, keep: (run: DeliveredRunInfo) => boolean = () => false): DeliveredRunInfo[] {
     const dropped: DeliveredRunInfo[] = [];
     const kept: Held<S>[] = [];
     for (let i = this.head; i < this.held.length; i++) {
@@ -140,7 +140,11 @@ export class StagedRuns<S> {
       this.byRun.delete(h.run.runId);
       due.push(h.run);
     }
-    if (this.head > 1024 && this.head * 2 > this.held.length) {
+    // Started runs (and their payloads) are let go: all at once when none is left, else once they are most of the array.
+    if (this.head === this.held.length) {
+      this.held = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.held.length) {
       this.held = this.held.slice(this.head);
       this.head = 0;
     }

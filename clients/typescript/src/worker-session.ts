@@ -13,8 +13,9 @@
  *   held in `staged` and starts no earlier than its startInMs after it
  *   arrived (staged-runs.ts); it counts against the stream's credit
  *   meanwhile. One cancelled while held never runs (answered as cancelled);
- *   an at-least-once one whose stream ends while held is dropped (the daemon
- *   hands it out again), an at-most-once one still starts here.
+ *   one whose stream ends while held is dropped (the daemon hands it out
+ *   again: it stages at-least-once runs only) and reported (Unstarted); a
+ *   newer delivery of a held run replaces it.
  * - Every run handed to the handler gets exactly one answer (Complete or
  *   Fail) echoing its DeliveryRef. An answer produced while this session's
  *   stream is not writable goes out on another session's stream if the
@@ -358,11 +359,9 @@ export class WorkerSession {
   }
 
   private ended(stream: WorkStream, end: StreamEnd, stable: boolean): void {
-    // Staged runs it brought that have not started: an at-least-once one is
-    // handed out again by the daemon (to this worker or another), so it must
-    // not start here too; an at-most-once one is never handed out again, so it
-    // still starts here, on time.
-    const dropped = this.staged.dropFrom(stream, (run) => run.mode === 'at_most_once');
+    // Staged runs it brought that have not started: the daemon hands them out
+    // again (to this worker or another), so they must not start here too.
+    const dropped = this.staged.dropFrom(stream);
     const current = stream === this.stream;
     if (current) {
       this.stream = undefined;

@@ -61,7 +61,7 @@ export interface WorkerOptions {
    * while this worker has credit); the worker holds them and starts each at
    * its due time by the daemon's clock. The daemon's timer and the network
    * are then off the path to the handler. A held run counts against
-   * `concurrency` (the daemon keeps a tenth of it, at least one, for runs due
+   * `concurrency` (the daemon keeps a tenth of it, 1 to 16 runs, for runs due
    * now: with concurrency 1 nothing is staged). At-least-once runs only. 0
    * turns it off (runs arrive when due). 0..1000, default 200.
    */
