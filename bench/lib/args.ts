@@ -48,8 +48,12 @@ export interface BenchOptions {
   batchSize: number;
   ingestParallel: number;
   leadSeconds: number;
-  /** Steady/upfront: fire rate × this many runs at the trial's rate before it (0: the 200-run path check only). */
-  warmupSeconds: number;
+  /**
+   * Steady/upfront: fire rate × this many runs at the trial's rate before it
+   * (0: the 200-run path check only); undefined: STEADY_WARMUP_SECONDS for
+   * steady (a daemon and a worker in service), 0 for upfront.
+   */
+  warmupSeconds: number | undefined;
   /** Jobs scheduled a year ahead before the trial, then a CHECKPOINT: a database in service, not a fresh one (0: none). */
   preloadJobs: number;
   graceSeconds: number;
@@ -95,8 +99,9 @@ a steady rate, received by a gRPC worker; lag = worker receipt - due_at.
                              end of ingest (estimated) and the first due time (default 3)
   --burst-ingest-rate <n>    burst: ScheduleBatch runs/s assumed when placing the first due time (default 15000;
                              measured 33–40k/s one call at a time on an idle 2-core box)
-  --warmup-seconds <s>       steady/upfront: before the trial, fire rate × s runs at the rate (a daemon in service,
-                             JIT and connections warm); default 0 = only the 200-run path check. Burst never warms up
+  --warmup-seconds <s>       steady/upfront: before the trial, fire rate × s runs at the rate (a daemon and a worker
+                             in service: JIT and connections warm); default 1 for steady, 0 for upfront; 0 = only the
+                             200-run path check (a cold start). Burst never warms up: it is the cold start
   --preload-jobs <n>         before the trial (and its warm-up), n jobs scheduled a year ahead on a queue nobody
                              reads, then a CHECKPOINT: the trial's writes meet tables and indexes of a database in
                              service, after a checkpoint (default 0 = a fresh database). Not with burst; whole
@@ -199,7 +204,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | 'help' {
     batchSize: numberFlag('--batch', values.batch, 1000, 1, 1000),
     ingestParallel: numberFlag('--ingest-parallel', values['ingest-parallel'], 4, 1, 64),
     leadSeconds: numberFlag('--lead', values.lead, 3, 0.5, 120),
-    warmupSeconds: numberFlag('--warmup-seconds', values['warmup-seconds'], 0, 0, 60),
+    warmupSeconds: values['warmup-seconds'] === undefined ? undefined : numberFlag('--warmup-seconds', values['warmup-seconds'], 0, 0, 60),
     preloadJobs: preloadJobs(values['preload-jobs'], patterns.length ? patterns : [...SUITE_PATTERNS]),
     graceSeconds: numberFlag('--grace', values.grace, 5, 0.5, 120),
     shardCount: numberFlag('--shard-count', values['shard-count'], 64, 1, 65_536),
